@@ -1,0 +1,255 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/reinshq/reins/companion/wire"
+)
+
+// ServeHTTP accepts an extension's WebSocket. The caller (the HTTP edge) has
+// already checked Host and that the Origin, if any, is an extension origin;
+// the upgrade therefore skips coder/websocket's same-origin check, which
+// would refuse every chrome-extension:// origin.
+func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		h.log.Debug("websocket upgrade failed", "err", err)
+		return
+	}
+	conn.SetReadLimit(wire.MaxFrameBytes)
+	h.serveConn(context.Background(), conn, r.Header.Get("Origin"))
+}
+
+func (h *Hub) serveConn(ctx context.Context, conn *websocket.Conn, origin string) {
+	helloCtx, cancel := context.WithTimeout(ctx, h.opts.HelloTimeout)
+	typ, data, err := conn.Read(helloCtx)
+	cancel()
+	if err != nil {
+		conn.Close(websocket.StatusPolicyViolation, "no hello")
+		h.log.Debug("extension sent no hello", "err", err)
+		return
+	}
+	f, ok := parseFrame(typ, data)
+	if !ok {
+		conn.Close(websocket.StatusPolicyViolation, "frame is not a JSON object")
+		h.log.Warn("refused extension: first frame is not a JSON object", "origin", origin)
+		return
+	}
+	if f.Event != wire.EventHello {
+		conn.Close(websocket.StatusPolicyViolation, "first frame must be hello")
+		h.log.Warn("refused extension: first frame is not hello", "origin", origin)
+		return
+	}
+	var hello wire.Hello
+	if err := json.Unmarshal(f.Params, &hello); err != nil {
+		conn.Close(websocket.StatusPolicyViolation, "malformed hello")
+		h.log.Warn("refused extension: malformed hello", "origin", origin, "err", err)
+		return
+	}
+	link := &wsLink{conn: conn, pending: map[int64]chan reply{}, closed: make(chan struct{})}
+	b, err := h.Attach(hello, ModeExtension, link)
+	if err != nil {
+		conn.Close(websocket.StatusGoingAway, err.Error())
+		return
+	}
+	link.browserID = b.ID
+	for {
+		typ, data, err := conn.Read(ctx)
+		if err != nil {
+			b.detach(wire.Errorf(wire.CodeNoSuchBrowser, "browser %s disconnected", b.ID), closeReason(err))
+			return
+		}
+		f, ok := parseFrame(typ, data)
+		if !ok {
+			b.detach(wire.Errorf(wire.CodeNoSuchBrowser, "browser %s sent a frame that is not a JSON object", b.ID), "frame is not a JSON object")
+			return
+		}
+		switch {
+		case f.Event != "":
+			b.Handle(f.Event, f.Params)
+		case f.ID != nil && f.Method == "":
+			link.deliver(*f.ID, f)
+		default:
+			h.log.Debug("unexpected frame ignored", "browser", b.ID)
+		}
+	}
+}
+
+func closeReason(err error) string {
+	var ce websocket.CloseError
+	if errors.As(err, &ce) {
+		if ce.Code == websocket.StatusMessageTooBig {
+			return "frame over 64 MiB"
+		}
+		if ce.Reason != "" {
+			return ce.Reason
+		}
+		return fmt.Sprintf("closed (%d)", ce.Code)
+	}
+	if errors.Is(err, errLinkClosed) {
+		return "closed by companion"
+	}
+	msg := err.Error()
+	if bytes.Contains([]byte(msg), []byte("read limited")) {
+		return "frame over 64 MiB"
+	}
+	return "connection lost"
+}
+
+// parseFrame decodes a frame and reports whether it is a JSON object.
+func parseFrame(typ websocket.MessageType, data []byte) (wire.Frame, bool) {
+	var f wire.Frame
+	if typ != websocket.MessageText {
+		return f, false
+	}
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return f, false
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return f, false
+	}
+	return f, true
+}
+
+var errLinkClosed = errors.New("link closed")
+
+type reply struct {
+	result json.RawMessage
+	err    error
+}
+
+// wsLink is the RoundTripper over an extension's WebSocket. Any number of
+// requests may be in flight; each waits on its own channel keyed by id.
+type wsLink struct {
+	conn      *websocket.Conn
+	browserID string
+	nextID    atomic.Int64
+
+	mu       sync.Mutex
+	pending  map[int64]chan reply
+	closed   chan struct{}
+	closeErr error
+	once     sync.Once
+}
+
+func (l *wsLink) RoundTrip(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	id := l.nextID.Add(1)
+	data, err := json.Marshal(wire.Req{ID: id, Method: method, Params: params})
+	if err != nil {
+		return nil, wire.Errorf(wire.CodeBadParams, "encoding %s params: %v", method, err)
+	}
+	if len(data) > wire.MaxFrameBytes {
+		return nil, wire.Errorf(wire.CodeBadParams, "%s request is over 64 MiB", method)
+	}
+	ch := make(chan reply, 1)
+	l.mu.Lock()
+	if l.pending == nil {
+		l.mu.Unlock()
+		return nil, l.closeErr
+	}
+	l.pending[id] = ch
+	l.mu.Unlock()
+
+	if err := l.conn.Write(ctx, websocket.MessageText, data); err != nil {
+		l.forget(id)
+		select {
+		case <-l.closed:
+			return nil, l.closeErr
+		default:
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, wire.Errorf(wire.CodeNoSuchBrowser, "sending %s to browser %s: %v", method, l.browserID, err)
+	}
+	select {
+	case r := <-ch:
+		return r.result, r.err
+	case <-ctx.Done():
+		l.forget(id)
+		return nil, ctx.Err()
+	case <-l.closed:
+		return nil, l.closeErr
+	}
+}
+
+func (l *wsLink) forget(id int64) {
+	l.mu.Lock()
+	if l.pending != nil {
+		delete(l.pending, id)
+	}
+	l.mu.Unlock()
+}
+
+func (l *wsLink) deliver(id int64, f wire.Frame) {
+	l.mu.Lock()
+	ch := l.pending[id]
+	delete(l.pending, id)
+	l.mu.Unlock()
+	if ch == nil {
+		return // answered after its caller gave up
+	}
+	if f.Error != "" || f.Code != "" {
+		msg := f.Error
+		if msg == "" {
+			msg = string(f.Code)
+		}
+		ch <- reply{err: wire.Remote(msg, f.Code)}
+		return
+	}
+	ch <- reply{result: f.Result}
+}
+
+func (l *wsLink) Notify(event string, params any) error {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(wire.Evt{Event: event, Params: raw})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return l.conn.Write(ctx, websocket.MessageText, data)
+}
+
+// Close fails every pending request at once, then sends a close frame.
+func (l *wsLink) Close(reason string) {
+	l.once.Do(func() {
+		l.mu.Lock()
+		l.closeErr = wire.Errorf(wire.CodeNoSuchBrowser, "browser %s disconnected: %s", l.browserID, reason)
+		pending := l.pending
+		l.pending = nil
+		close(l.closed)
+		l.mu.Unlock()
+		for _, ch := range pending {
+			ch <- reply{err: l.closeErr}
+		}
+		code := websocket.StatusGoingAway
+		if reason == "frame over 64 MiB" {
+			code = websocket.StatusMessageTooBig
+		} else if reason == "frame is not a JSON object" {
+			code = websocket.StatusPolicyViolation
+		}
+		l.conn.Close(code, truncate(reason, 120))
+	})
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
