@@ -403,8 +403,8 @@ func TestConcurrentCDPNoMisrouting(t *testing.T) {
 				return
 			}
 			var got struct {
-				Browser string `json:"browser"`
-				Tab     int    `json:"tab"`
+				Browser string            `json:"browser"`
+				Tab     int               `json:"tab"`
 				Echo    struct{ Seq int } `json:"echo"`
 			}
 			if err := json.Unmarshal(res, &got); err != nil {

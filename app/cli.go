@@ -1,0 +1,160 @@
+// Package app owns the Reins process lifecycle: command-line parsing,
+// configuration and data dir, logging, single instance, autostart and the
+// keychain choice, and it binds the tray UI to the companion.
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Version is stamped at build time with -ldflags "-X github.com/reinshq/reins/app.Version=…".
+var Version = "0.1.0-dev"
+
+// ExitError carries a process exit code.
+type ExitError struct{ Code int }
+
+func (e ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
+
+// Env is the process environment, injected so tests can run commands in-process.
+type Env struct {
+	Args   []string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+// Common flags shared by every subcommand.
+type Common struct {
+	Port     int
+	DataDir  string
+	Keyring  string
+	LogLevel string
+}
+
+func (c *Common) register(fs *flag.FlagSet) {
+	fs.IntVar(&c.Port, "port", 0, "companion port on 127.0.0.1 (default 47100)")
+	fs.StringVar(&c.DataDir, "data-dir", "", "directory for Reins state (default: the OS config dir)/reins")
+	fs.StringVar(&c.Keyring, "keyring", "os", "where tokens are kept: os (the OS keychain) or file (a 0600 file in the data dir)")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+}
+
+func (c *Common) resolve() error {
+	if c.DataDir == "" {
+		base, err := os.UserConfigDir()
+		if err != nil {
+			return fmt.Errorf("finding the config dir: %w (pass --data-dir)", err)
+		}
+		c.DataDir = filepath.Join(base, "reins")
+	}
+	abs, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return err
+	}
+	c.DataDir = abs
+	if c.Keyring != "os" && c.Keyring != "file" {
+		return fmt.Errorf("--keyring must be os or file, not %q", c.Keyring)
+	}
+	if c.Port < 0 || c.Port > 65535 {
+		return fmt.Errorf("--port %d is out of range 1-65535", c.Port)
+	}
+	return nil
+}
+
+func (c *Common) logger(w io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), nil
+}
+
+// parseInterspersed parses flags that may come before or after positional
+// arguments, returning the positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(env Env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"headless", "run the companion without the tray (servers, tests)", runHeadless},
+		{"version", "print the version", runVersion},
+	}
+}
+
+// Main runs the reins command line and returns the process exit code.
+func Main(env Env) int {
+	args := env.Args[1:]
+	name := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if name == "" {
+		name = "tray"
+	}
+	if name == "help" || name == "-h" || name == "--help" {
+		usage(env.Stdout)
+		return 0
+	}
+	for _, c := range append(commands(), extraCommands()...) {
+		if c.name == name {
+			err := c.run(env, args)
+			var ee ExitError
+			switch {
+			case err == nil:
+				return 0
+			case errors.As(err, &ee):
+				return ee.Code
+			case errors.Is(err, flag.ErrHelp):
+				return 2
+			default:
+				fmt.Fprintf(env.Stderr, "reins %s: %v\n", name, err)
+				return 1
+			}
+		}
+	}
+	fmt.Fprintf(env.Stderr, "reins: unknown command %q\n\n", name)
+	usage(env.Stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: reins [command] [flags]")
+	fmt.Fprintln(w, "\nWith no command, reins starts the tray app with the companion.\n\nCommands:")
+	for _, c := range append(commands(), extraCommands()...) {
+		fmt.Fprintf(w, "  %-20s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nCommon flags: --port N (default 47100), --data-dir DIR, --keyring os|file, --log-level LEVEL")
+}
+
+func runVersion(env Env, args []string) error {
+	fmt.Fprintf(env.Stdout, "reins %s\n", Version)
+	return nil
+}

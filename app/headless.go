@@ -1,0 +1,61 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/reinshq/reins/companion"
+)
+
+func runHeadless(env Env, args []string) error {
+	fs := flag.NewFlagSet("headless", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	var common Common
+	common.register(fs)
+	var extIDs stringList
+	fs.Var(&extIDs, "allow-extension", "also accept this Chromium extension id on the extension socket (repeatable)")
+	if _, err := parseInterspersed(fs, args); err != nil {
+		return err
+	}
+	if err := common.resolve(); err != nil {
+		return err
+	}
+	log, err := common.logger(env.Stderr)
+	if err != nil {
+		return err
+	}
+	c, err := companion.New(companion.Config{
+		Port: common.Port, DataDir: common.DataDir, Version: Version, Logger: log,
+		ExtensionIDs: extIDs,
+	})
+	if err != nil {
+		return err
+	}
+	if err := c.Start(); err != nil {
+		if errors.Is(err, companion.ErrPortInUse) {
+			return fmt.Errorf("%w", err)
+		}
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return c.Shutdown(sctx)
+}
+
+type stringList []string
+
+func (s *stringList) String() string { return fmt.Sprint(*s) }
+func (s *stringList) Set(v string) error {
+	*s = append(*s, v)
+	return nil
+}

@@ -1,0 +1,243 @@
+// Package companion is the Reins daemon: it owns the localhost listener,
+// composes the hub, the tool engine, MCP, pairing and live view behind one
+// route table, and exposes the state and controls the tray app needs. It
+// never imports ui, app or fyne.
+package companion
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/reinshq/reins/companion/edge"
+	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/wire"
+)
+
+// DefaultPort is the fixed, documented port extensions look for first.
+const DefaultPort = 47100
+
+// ExtensionID is the id the "key" in extension/manifest.json pins.
+const ExtensionID = "cahakjcjmollcmebjjnhhlhcdhipahla"
+
+// PortFile is the file in the data dir where a running companion writes its
+// port, for the native messaging host and the CLI.
+const PortFile = "port"
+
+// Config configures a Companion.
+type Config struct {
+	Port    int
+	DataDir string
+	Version string
+	Logger  *slog.Logger
+	// ExtensionIDs are extra Chromium extension ids the person allowed.
+	ExtensionIDs []string
+	// RequestTimeout bounds requests to browsers (default 30 s).
+	RequestTimeout time.Duration
+}
+
+// ErrPortInUse is returned by Start when another program holds the port.
+var ErrPortInUse = errors.New("port in use")
+
+// Companion is one running daemon.
+type Companion struct {
+	cfg  Config
+	log  *slog.Logger
+	hub  *hub.Hub
+	edge *edge.Handler
+	srv  *http.Server
+	ln   net.Listener
+
+	paused  atomic.Bool
+	overlay atomic.Bool
+
+	mu       sync.Mutex
+	subs     map[int]chan struct{}
+	nextSub  int
+	shutdown bool
+}
+
+// New builds a companion; Start makes it listen.
+func New(cfg Config) (*Companion, error) {
+	if cfg.Port == 0 {
+		cfg.Port = DefaultPort
+	}
+	if cfg.Port < 1 || cfg.Port > 65535 {
+		return nil, fmt.Errorf("port %d is out of range 1-65535", cfg.Port)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.DataDir == "" {
+		return nil, errors.New("no data dir")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data dir: %w", err)
+	}
+	c := &Companion{cfg: cfg, log: cfg.Logger, subs: map[int]chan struct{}{}}
+	c.overlay.Store(true)
+	c.hub = hub.New(hub.Options{
+		Logger:         cfg.Logger,
+		RequestTimeout: cfg.RequestTimeout,
+		OnChange:       c.changed,
+	})
+	c.edge = edge.New(edge.Config{Port: cfg.Port, ExtensionIDs: c.extensionIDs}, c.routes())
+	return c, nil
+}
+
+func (c *Companion) extensionIDs() []string {
+	return append([]string{ExtensionID}, c.cfg.ExtensionIDs...)
+}
+
+// Hub is the browser hub.
+func (c *Companion) Hub() *hub.Hub { return c.hub }
+
+// Port is the port the companion listens on.
+func (c *Companion) Port() int { return c.cfg.Port }
+
+// BaseURL is http://127.0.0.1:PORT.
+func (c *Companion) BaseURL() string { return "http://127.0.0.1:" + strconv.Itoa(c.cfg.Port) }
+
+// Version is the companion's version.
+func (c *Companion) Version() string { return c.cfg.Version }
+
+// Handler is the edge-guarded route table, for in-process tests.
+func (c *Companion) Handler() http.Handler { return c.edge }
+
+// Start listens on 127.0.0.1 only and serves in the background.
+func (c *Companion) Start() error {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(c.cfg.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%w: another program is listening on 127.0.0.1:%d; start Reins with --port N to use another port", ErrPortInUse, c.cfg.Port)
+		}
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	c.ln = ln
+	c.srv = &http.Server{
+		Handler:           c.edge,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(c.log.Handler(), slog.LevelDebug),
+	}
+	go func() {
+		if err := c.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			c.log.Error("server stopped", "err", err)
+		}
+	}()
+	if err := os.WriteFile(filepath.Join(c.cfg.DataDir, PortFile), []byte(strconv.Itoa(c.cfg.Port)+"\n"), 0o600); err != nil {
+		c.log.Warn("could not record the port for the native host", "err", err)
+	}
+	c.log.Info("companion listening", "addr", "http://"+addr, "version", c.cfg.Version, "data_dir", c.cfg.DataDir)
+	return nil
+}
+
+// Shutdown closes extensions with a close frame, fails pending requests and
+// stops the listener.
+func (c *Companion) Shutdown(ctx context.Context) error {
+	c.mu.Lock()
+	if c.shutdown {
+		c.mu.Unlock()
+		return nil
+	}
+	c.shutdown = true
+	for id, ch := range c.subs {
+		close(ch)
+		delete(c.subs, id)
+	}
+	c.mu.Unlock()
+	c.hub.Close()
+	var err error
+	if c.srv != nil {
+		err = c.srv.Shutdown(ctx)
+		os.Remove(filepath.Join(c.cfg.DataDir, PortFile))
+	}
+	c.log.Info("companion stopped")
+	return err
+}
+
+// Pause makes every new tool call fail at once with code paused.
+func (c *Companion) Pause() { c.setPaused(true) }
+
+// Resume lets tool calls run again.
+func (c *Companion) Resume() { c.setPaused(false) }
+
+// Paused reports whether automation is paused.
+func (c *Companion) Paused() bool { return c.paused.Load() }
+
+func (c *Companion) setPaused(p bool) {
+	if c.paused.Swap(p) == p {
+		return
+	}
+	c.log.Info("automation", "paused", p)
+	c.pushPolicy()
+	c.changed()
+}
+
+// SetOverlay turns the page overlay in shared tabs on or off.
+func (c *Companion) SetOverlay(on bool) {
+	c.overlay.Store(on)
+	c.pushPolicy()
+	c.changed()
+}
+
+func (c *Companion) pushPolicy() {
+	c.hub.SetPolicy(wire.Policy{Paused: c.paused.Load(), Overlay: c.overlay.Load()})
+}
+
+// CheckPaused returns wire.ErrPaused-coded error while paused.
+func (c *Companion) CheckPaused() error {
+	if c.paused.Load() {
+		return wire.Errorf(wire.CodePaused, "automation is paused in Reins; the person can resume it from the tray")
+	}
+	return nil
+}
+
+// Changes returns a channel that receives a signal (coalesced) whenever the
+// companion's state changes, and a cancel func. The UI adapter turns these
+// signals into snapshots.
+func (c *Companion) Changes() (<-chan struct{}, func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan struct{}, 1)
+	if c.shutdown {
+		close(ch)
+		return ch, func() {}
+	}
+	id := c.nextSub
+	c.nextSub++
+	c.subs[id] = ch
+	ch <- struct{}{}
+	return ch, func() {
+		c.mu.Lock()
+		if _, ok := c.subs[id]; ok {
+			delete(c.subs, id)
+			close(ch)
+		}
+		c.mu.Unlock()
+	}
+}
+
+func (c *Companion) changed() {
+	c.mu.Lock()
+	for _, ch := range c.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	c.mu.Unlock()
+}

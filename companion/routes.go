@@ -1,0 +1,50 @@
+package companion
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/reinshq/reins/companion/edge"
+	"github.com/reinshq/reins/companion/wire"
+)
+
+// routes is the companion's one route table. Every route passes the edge
+// checks (Host, Origin) before its handler runs.
+func (c *Companion) routes() map[string]edge.Route {
+	return map[string]edge.Route{
+		// The extension socket and the health text share "/".
+		"/{$}": {Origins: edge.ExtensionOrigin, Handler: http.HandlerFunc(c.serveRoot)},
+	}
+}
+
+func isWebSocketUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+func (c *Companion) serveRoot(w http.ResponseWriter, r *http.Request) {
+	if isWebSocketUpgrade(r) {
+		c.hub.ServeHTTP(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("X-Reins-Version", c.cfg.Version)
+	w.Header().Set("X-Reins-Protocol", "3")
+	w.Header().Set("Cache-Control", "no-store")
+	if strings.Contains(r.Header.Get("Accept"), "application/json") {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"name":     wire.HealthText,
+			"product":  "Reins",
+			"version":  c.cfg.Version,
+			"protocol": wire.ProtocolVersion,
+		})
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Write([]byte(wire.HealthText))
+}
