@@ -1,0 +1,68 @@
+// Package tools owns the Browser Operator tool catalog and the engine that
+// runs it: per-agent sessions and tab groups, the TOCTOU origin guard,
+// screenshots, waits, batching, and the mapping of every tool onto CDP
+// commands sent through the hub. MCP and hosted backends both call it.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/reinshq/reins/companion/wire"
+)
+
+// This file is the engine's contract with its callers (companion/mcp, the
+// hosted-backend operator, the companion's UI API).
+
+// Content is one MCP-style content block.
+type Content struct {
+	Type     string `json:"type"` // "text" or "image"
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"` // base64
+	MimeType string `json:"mimeType,omitempty"`
+}
+
+// Result is a tool's outcome. A failure is a Result with IsError and Code,
+// never a Go error: MCP reports tool failures as results with isError.
+type Result struct {
+	Content []Content `json:"content"`
+	IsError bool      `json:"isError,omitempty"`
+	Code    wire.Code `json:"code,omitempty"`
+}
+
+// Info describes a tool of the catalog.
+type Info struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage
+	ReadOnly    bool // MCP readOnlyHint
+	Destructive bool // MCP destructiveHint
+	Mutating    bool // gets the TOCTOU origin guard and is refused during take-over
+	Batchable   bool // may run inside browser_batch
+}
+
+// Activity is one finished tool call, for the dashboard's Activity view. It
+// never holds arguments that may carry secrets.
+type Activity struct {
+	Time     time.Time
+	Agent    string
+	Tool     string
+	TabID    int
+	Outcome  string // "ok" or an error code
+	Duration time.Duration
+}
+
+// Caller is what the engine needs to know about who is calling.
+type Caller interface {
+	// AgentName names the agent in logs, tab group titles and activity.
+	AgentName() string
+}
+
+// Runner is the engine's interface as its callers use it.
+type Runner interface {
+	Catalog() []Info
+	NewSession(agent string) *Session
+	Call(ctx context.Context, s *Session, tool string, args json.RawMessage) *Result
+}
+
