@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/inspect"
 )
 
 func runHeadless(env Env, args []string) error {
@@ -20,6 +21,7 @@ func runHeadless(env Env, args []string) error {
 	common.register(fs)
 	var extIDs stringList
 	fs.Var(&extIDs, "allow-extension", "also accept this Chromium extension id on the extension socket (repeatable)")
+	inspectSocket := fs.String("inspect-socket", "", "serve the hub inspection API on this Unix socket (tests and diagnostics)")
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
@@ -45,6 +47,13 @@ func runHeadless(env Env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *inspectSocket != "" {
+		go func() {
+			if err := inspect.Serve(ctx, *inspectSocket, c.Hub(), log); err != nil {
+				log.Error("inspection socket failed", "path", *inspectSocket, "err", err)
+			}
+		}()
+	}
 	<-ctx.Done()
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

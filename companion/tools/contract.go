@@ -65,4 +65,3 @@ type Runner interface {
 	NewSession(agent string) *Session
 	Call(ctx context.Context, s *Session, tool string, args json.RawMessage) *Result
 }
-

@@ -1,0 +1,111 @@
+# Reins: `make run` and `make test` set up a fresh Debian/Ubuntu machine,
+# build, and run. Everything else here is a building block of those two.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+# Pin the Go build cache before anything moves XDG_CACHE_HOME (Mesa writes
+# its shader cache there, and tests point it at a temp dir).
+export GOCACHE := $(shell go env GOCACHE 2>/dev/null)
+export GOFLAGS := -buildvcs=false
+
+VERSION := $(shell sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)
+LDFLAGS := -s -w -X github.com/reinshq/reins/app.Version=$(VERSION)
+BIN := $(CURDIR)/bin/reins
+CHROMIUM ?= /usr/lib/chromium/chromium
+
+# Debian packages: build (Fyne needs cgo, GL and X11 headers), browsers and
+# display for the end-to-end and UI tests, and a real Secret Service.
+APT_BUILD := gcc pkg-config libgl1-mesa-dev xorg-dev libxkbcommon-dev
+APT_RUN   := dbus dbus-x11 gnome-keyring
+APT_TEST  := chromium xvfb xauth imagemagick x11-utils libsecret-tools
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: help deps deps-run deps-test build run test test-unit test-race test-ui test-node test-keychain test-e2e bench vet fmt clean
+
+help:
+	@echo "make run    install what is missing, build, start Reins (headless when there is no display)"
+	@echo "make test   install what is missing, build, run every test"
+	@echo "make bench  run the benchmarks"
+
+# apt-get only runs when a package is missing, so repeated runs are quick.
+define apt_install
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		$(SUDO) apt-get update -qq; \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+endef
+
+deps-run:
+	@command -v go >/dev/null || { echo "Go 1.26 or newer is required: https://go.dev/dl/"; exit 1; }
+	$(call apt_install,$(APT_BUILD) $(APT_RUN))
+
+deps-test: deps-run
+	$(call apt_install,$(APT_TEST))
+	@command -v node >/dev/null || { echo "installing nodejs"; $(SUDO) apt-get install -y -qq nodejs; }
+
+deps: deps-test
+
+build: deps-run
+	@mkdir -p bin
+	go build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/reins
+	@echo "built $(BIN) $(VERSION)"
+
+run: build
+	@if [ -z "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
+		echo "no display: starting reins headless"; \
+		exec $(BIN) headless --keyring file; \
+	else \
+		exec $(BIN); \
+	fi
+
+# Unit and in-process tests of every package, with the race detector where
+# it matters (the daemon) and without cgo for the UI (Fyne's test driver
+# needs no display).
+TEST_TMP := $(CURDIR)/.test-tmp
+TEST_ENV := XDG_CACHE_HOME=$(TEST_TMP)/cache REINS_BIN=$(BIN) REINS_CHROMIUM=$(CHROMIUM)
+
+test: deps-test build vet test-node test-race test-ui test-keychain test-e2e
+	@echo "all tests passed"
+
+vet:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
+	go vet ./...
+
+test-node:
+	node --test extension/test/
+
+COMPANION_PKGS = $$(go list ./companion/... | grep -v -e /keychaintest -e /e2e)
+
+test-race:
+	@mkdir -p $(TEST_TMP)/cache
+	$(TEST_ENV) go test -race -count=1 -timeout 20m $(COMPANION_PKGS) ./app/...
+
+test-ui:
+	@mkdir -p $(TEST_TMP)/cache
+	$(TEST_ENV) go test -count=1 -timeout 10m ./ui/... ./assets/...
+
+# The keychain tests need a real Secret Service: a private session bus with
+# an unlocked gnome-keyring, torn down when the tests end.
+test-keychain:
+	@mkdir -p $(TEST_TMP)/cache
+	$(TEST_ENV) dbus-run-session -- sh -c 'echo -n reins-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null && go test -count=1 -timeout 5m ./companion/tokens/keychaintest/'
+
+# Real reins headless, real Chromium with the real extension/.
+test-e2e: build
+	@mkdir -p $(TEST_TMP)/cache
+	$(TEST_ENV) go test -count=1 -timeout 30m ./companion/e2e/...
+
+bench: build
+	@mkdir -p $(TEST_TMP)/cache
+	$(TEST_ENV) go test -run '^$$' -bench . -benchmem -benchtime 2s ./companion/hub/ ./companion/e2e/... ./companion/tools/...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin $(TEST_TMP)
