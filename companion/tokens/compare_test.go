@@ -1,0 +1,5 @@
+package tokens
+
+import "crypto/subtle"
+
+var compareCT = subtle.ConstantTimeCompare
