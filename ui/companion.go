@@ -1,0 +1,164 @@
+package ui
+
+import "time"
+
+// Companion is what the UI needs from the running companion.
+//
+// The UI calls the action methods on the Fyne goroutine in response to a click,
+// so they must return quickly; slow work (dialing a backend after an approval,
+// say) belongs on the companion's own goroutines, and its outcome comes back
+// through the State stream.
+type Companion interface {
+	// Subscribe delivers the current State at once, then a new snapshot after
+	// every change. cancel ends the subscription and closes the channel.
+	// A subscriber that falls behind may miss intermediate snapshots, never the
+	// latest one.
+	Subscribe() (states <-chan State, cancel func())
+
+	// SetPaused makes every new tool call fail with code "paused" (or resumes).
+	SetPaused(paused bool) error
+	// ApproveOffer applies a pending pair offer; DenyOffer discards it.
+	ApproveOffer(id string) error
+	DenyOffer(id string) error
+	// IssueToken creates (or replaces) the agent token for name and returns it.
+	// It is the only time the token is visible.
+	IssueToken(name string) (token string, err error)
+	RevokeToken(name string) error
+	// ForgetBackend revokes a paired hosted backend and drops its token.
+	ForgetBackend(id string) error
+	// StopSharing takes a tab out of every agent's tab group.
+	StopSharing(tabID int) error
+	// LiveViewURL returns a URL to the live view of a tab, carrying a
+	// one-time ticket.
+	LiveViewURL(tabID int) (string, error)
+	// SetDisabledTools replaces the set of tools no agent may call.
+	SetDisabledTools(names []string) error
+	// SetOverlay turns the on-page "controlled by an agent" overlay on or off.
+	SetOverlay(on bool) error
+}
+
+// Autostart controls whether Reins starts at login. It is not part of the
+// State stream because only the person changes it, through the UI.
+type Autostart interface {
+	Enabled() bool
+	SetEnabled(on bool) error
+}
+
+// State is one snapshot of everything the UI shows. Slices are owned by the
+// receiver: the companion must not modify them after sending.
+type State struct {
+	Paused  bool
+	Port    int
+	MCPURL  string
+	Version string
+
+	Graph    Graph
+	Tabs     []Tab      // shared tabs
+	Agents   []Agent    // token holders
+	Backends []Backend  // paired hosted products
+	Offers   []Offer    // pair offers waiting for the person
+	Activity []Activity // newest last; the UI shows at most MaxActivity
+
+	Tools         []string // every tool name
+	DisabledTools []string
+	Overlay       bool
+}
+
+// Graph is who is connected to what, as drawn on the Connections view.
+type Graph struct {
+	Agents   []Node
+	Browsers []BrowserNode
+	Edges    []Edge
+}
+
+// Node kinds.
+const (
+	KindAgent   = "agent"   // an MCP client holding a token
+	KindBackend = "backend" // a paired hosted product
+)
+
+// Node is an agent or a paired backend.
+type Node struct {
+	ID        string
+	Name      string
+	Kind      string // KindAgent or KindBackend
+	Connected bool
+	LastSeen  time.Time
+}
+
+// Browser modes and engines.
+const (
+	ModeExtension = "extension" // a profile running the Reins extension
+	ModeDev       = "dev"       // a browser Reins launched and drives over raw CDP
+
+	EngineChromium = "chromium"
+	EngineFirefox  = "firefox"
+)
+
+// BrowserNode is one browser profile.
+type BrowserNode struct {
+	ID         string
+	Name       string
+	Mode       string // ModeExtension or ModeDev
+	Engine     string // EngineChromium or EngineFirefox
+	SharedTabs int
+	Paused     bool
+}
+
+// Edge says an agent has Tabs shared tabs in a browser.
+type Edge struct {
+	AgentID   string
+	BrowserID string
+	Tabs      int
+}
+
+// Tab is a shared tab. ID is the companion's public tab id.
+type Tab struct {
+	ID          int
+	Title       string
+	URL         string
+	BrowserID   string
+	BrowserName string
+	AgentName   string
+}
+
+// Agent is a token holder. LastSeen is zero if it never connected.
+type Agent struct {
+	Name      string
+	Created   time.Time
+	LastSeen  time.Time
+	Connected bool
+}
+
+// Backend is a paired hosted product.
+type Backend struct {
+	ID        string
+	Brand     string // self-declared by the product; untrusted
+	Origin    string // the page origin that made the offer
+	ServerURL string
+	Transport string
+	Connected bool
+	Revoked   bool
+	LastError string
+}
+
+// Offer is a pair offer waiting for the person's decision.
+type Offer struct {
+	ID        string
+	Brand     string // self-declared by the page; untrusted, shown as secondary text only
+	Origin    string // the page's real origin, as the browser reported it
+	ServerURL string
+	Transport string
+	Received  time.Time
+	Expires   time.Time
+}
+
+// Activity is one finished tool call.
+type Activity struct {
+	Time     time.Time
+	Agent    string
+	Tool     string
+	TabID    int    // 0 when the tool has no tab
+	Outcome  string // "ok" or an error code
+	Duration time.Duration
+}

@@ -1,0 +1,266 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/test"
+)
+
+func TestMain(m *testing.M) {
+	// Snapshots format times; pin the zone so they match on every machine.
+	time.Local = time.UTC
+	dir, err := os.MkdirTemp("", "reins-ui-test")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", dir)
+	os.Setenv("XDG_CONFIG_HOME", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var errFake = errors.New("fake failure")
+
+// fakeCompanion behaves like the companion as far as the UI can tell: it
+// records calls and, for calls that change state, publishes a new snapshot.
+type fakeCompanion struct {
+	mu    sync.Mutex
+	state State
+	subs  map[chan State]bool
+	calls []string
+	fail  bool // every action returns errFake
+}
+
+func newFake(s State) *fakeCompanion {
+	return &fakeCompanion{state: s, subs: map[chan State]bool{}}
+}
+
+func (f *fakeCompanion) Subscribe() (<-chan State, func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ch := make(chan State, 64)
+	ch <- f.state
+	f.subs[ch] = true
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			delete(f.subs, ch)
+			close(ch)
+		})
+	}
+}
+
+// publish changes the state and sends the new snapshot to every subscriber.
+func (f *fakeCompanion) publish(change func(*State)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	change(&f.state)
+	for ch := range f.subs {
+		ch <- f.state
+	}
+}
+
+func (f *fakeCompanion) record(format string, args ...any) error {
+	f.mu.Lock()
+	f.calls = append(f.calls, fmt.Sprintf(format, args...))
+	fail := f.fail
+	f.mu.Unlock()
+	if fail {
+		return errFake
+	}
+	return nil
+}
+
+func (f *fakeCompanion) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+func (f *fakeCompanion) SetPaused(p bool) error {
+	if err := f.record("SetPaused(%v)", p); err != nil {
+		return err
+	}
+	f.publish(func(s *State) { s.Paused = p })
+	return nil
+}
+
+func (f *fakeCompanion) ApproveOffer(id string) error {
+	if err := f.record("ApproveOffer(%s)", id); err != nil {
+		return err
+	}
+	f.publish(func(s *State) {
+		s.Offers = slices.DeleteFunc(slices.Clone(s.Offers), func(o Offer) bool { return o.ID == id })
+	})
+	return nil
+}
+
+func (f *fakeCompanion) DenyOffer(id string) error { return f.record("DenyOffer(%s)", id) }
+
+func (f *fakeCompanion) IssueToken(name string) (string, error) {
+	if err := f.record("IssueToken(%s)", name); err != nil {
+		return "", err
+	}
+	return "rt_secret_" + name, nil
+}
+
+func (f *fakeCompanion) RevokeToken(name string) error  { return f.record("RevokeToken(%s)", name) }
+func (f *fakeCompanion) ForgetBackend(id string) error  { return f.record("ForgetBackend(%s)", id) }
+func (f *fakeCompanion) StopSharing(tabID int) error    { return f.record("StopSharing(%d)", tabID) }
+func (f *fakeCompanion) SetOverlay(on bool) error       { return f.record("SetOverlay(%v)", on) }
+func (f *fakeCompanion) SetDisabledTools(n []string) error {
+	return f.record("SetDisabledTools(%v)", n)
+}
+
+func (f *fakeCompanion) LiveViewURL(tabID int) (string, error) {
+	if err := f.record("LiveViewURL(%d)", tabID); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("http://127.0.0.1:47100/live/%d?ticket=t%d", tabID, tabID), nil
+}
+
+type fakeAutostart struct {
+	on   bool
+	sets []bool
+}
+
+func (a *fakeAutostart) Enabled() bool { return a.on }
+func (a *fakeAutostart) SetEnabled(on bool) error {
+	a.sets = append(a.sets, on)
+	a.on = on
+	return nil
+}
+
+// trayApp is the test app plus the desktop tray extension, which the test
+// driver lacks, recording what the UI asks of the OS.
+type trayApp struct {
+	fyne.App
+	mu       sync.Mutex
+	menu     *fyne.Menu
+	menuSets int
+	icon     fyne.Resource
+	opened   []string
+	notes    []string
+}
+
+var _ desktop.App = (*trayApp)(nil)
+
+func newTrayApp(t *testing.T) *trayApp {
+	return &trayApp{App: test.NewTempApp(t)}
+}
+
+func (a *trayApp) SetSystemTrayMenu(m *fyne.Menu) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.menu = m
+	a.menuSets++
+}
+
+func (a *trayApp) SetSystemTrayIcon(r fyne.Resource) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.icon = r
+}
+
+func (a *trayApp) SetSystemTrayWindow(fyne.Window) {}
+
+func (a *trayApp) OpenURL(u *url.URL) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.opened = append(a.opened, u.String())
+	return nil
+}
+
+func (a *trayApp) SendNotification(n *fyne.Notification) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.notes = append(a.notes, n.Title+": "+n.Content)
+}
+
+func (a *trayApp) trayIcon() fyne.Resource {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.icon
+}
+
+// waitFor receives applied States until one satisfies ok, failing the test
+// after a deadline instead of sleeping a fixed time.
+func waitFor(t *testing.T, applied <-chan State, ok func(State) bool) State {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case s := <-applied:
+			if ok(s) {
+				return s
+			}
+		case <-deadline:
+			t.Fatal("timed out waiting for a State to be applied")
+		}
+	}
+}
+
+// sampleState is a small but complete companion state.
+func sampleState() State {
+	seen := time.Date(2025, 12, 2, 9, 30, 0, 0, time.UTC)
+	return State{
+		Port:    47100,
+		MCPURL:  "http://127.0.0.1:47100/mcp",
+		Version: "0.1.0",
+		Graph: Graph{
+			Agents: []Node{
+				{ID: "claude-code", Name: "claude-code", Kind: KindAgent, Connected: true},
+				{ID: "be1", Name: "Acme Copilot", Kind: KindBackend, Connected: true},
+				{ID: "cursor", Name: "cursor", Kind: KindAgent, LastSeen: seen},
+			},
+			Browsers: []BrowserNode{
+				{ID: "b1", Name: "Chrome — Work", Mode: ModeExtension, Engine: EngineChromium, SharedTabs: 2},
+				{ID: "b2", Name: "Firefox — Personal", Mode: ModeExtension, Engine: EngineFirefox, SharedTabs: 1, Paused: true},
+				{ID: "b3", Name: "Chromium (dev)", Mode: ModeDev, Engine: EngineChromium},
+			},
+			Edges: []Edge{
+				{AgentID: "claude-code", BrowserID: "b1", Tabs: 2},
+				{AgentID: "be1", BrowserID: "b2", Tabs: 1},
+				{AgentID: "claude-code", BrowserID: "b3", Tabs: 0},
+			},
+		},
+		Tabs: []Tab{
+			{ID: 11, Title: "Inbox (3) - mail", URL: "https://mail.example/inbox", BrowserID: "b1", BrowserName: "Chrome — Work", AgentName: "claude-code"},
+			{ID: 12, Title: "Quarterly report", URL: "https://docs.example/q3", BrowserID: "b1", BrowserName: "Chrome — Work", AgentName: "claude-code"},
+			{ID: 21, Title: "Flights", URL: "https://travel.example/", BrowserID: "b2", BrowserName: "Firefox — Personal", AgentName: "Acme Copilot"},
+		},
+		Agents: []Agent{
+			{Name: "claude-code", Created: seen.Add(-48 * time.Hour), Connected: true},
+			{Name: "cursor", Created: seen.Add(-24 * time.Hour), LastSeen: seen},
+		},
+		Backends: []Backend{
+			{ID: "be1", Brand: "Acme Copilot", Origin: "https://app.acme.example", ServerURL: "https://api.acme.example/bop", Transport: "sse", Connected: true},
+		},
+		Tools:         []string{"tabs.list", "page.navigate", "page.click", "page.screenshot"},
+		DisabledTools: []string{"page.screenshot"},
+	}
+}
+
+func sampleOffer() Offer {
+	return Offer{
+		ID:        "offer-1",
+		Brand:     "Acme Copilot",
+		Origin:    "https://app.acme.example",
+		ServerURL: "wss://api.acme.example/bop/ws",
+		Transport: "websocket",
+		Received:  time.Date(2025, 12, 2, 10, 0, 0, 0, time.UTC),
+		Expires:   time.Date(2025, 12, 2, 10, 2, 0, 0, time.UTC),
+	}
+}
