@@ -1,0 +1,279 @@
+// The worker's state and the operations requests and UI share: sharing,
+// grouping, tab listings, overlay and badge. chrome is injected so tests can
+// drive it with a fake.
+
+import { SharingState } from './sharing.js';
+import { DebuggerManager } from './debugger.js';
+import { createChromiumCdp } from './cdp-chromium.js';
+import { toTabInfo, tabRestriction } from './tabinfo.js';
+import { WireError, Codes, eventFrame } from './frames.js';
+import { DEFAULT_GROUP, normalizeOptions } from './settings.js';
+
+const TABS_COALESCE_MS = 50;
+
+export class Core {
+  /**
+   * @param {object} o
+   * @param {any} o.chrome
+   * @param {import('./cdp-chromium.js').CdpAdapter} [o.cdp]
+   * @param {{setTimeout:Function, clearTimeout:Function}} [o.timers]
+   * @param {number} [o.idleMs]
+   * @param {{warn:Function}} [o.log]
+   */
+  constructor({ chrome, cdp, timers = globalThis, idleMs, log = console }) {
+    this.chrome = chrome;
+    this.timers = timers;
+    this.log = log;
+    this.cdp = cdp ?? createChromiumCdp(chrome);
+    this.engine = this.cdp.engine;
+    this.sharing = new SharingState();
+    /** @type {Set<number>} tab groups this extension made or filled */
+    this.groups = new Set();
+    this.options = normalizeOptions();
+    /** @type {{paused:boolean, overlay:boolean, disabled?:string[]}|null} */
+    this.policy = null;
+    this.haveCatalog = false;
+    /** Set by the service: delivers a frame to the companion if connected. */
+    this.send = (_frame) => false;
+    /** Set by the service: tells open extension pages that state changed. */
+    this.onStateChange = () => {};
+    this.tabsTimer = null;
+    this.groupLock = Promise.resolve();
+    this.debugger = new DebuggerManager({
+      cdp: this.cdp,
+      sharing: () => this.sharing,
+      changed: () => this.changed(),
+      emit: (event, params) => this.emit(event, params),
+      timers,
+      idleMs,
+    });
+    this.ready = this.load();
+  }
+
+  async load() {
+    const chrome = this.chrome;
+    const [session, local] = await Promise.all([
+      chrome.storage.session.get(['sharing', 'groups', 'policy']),
+      chrome.storage.local.get(['port', 'profile', 'graph', 'overlay', 'toolsCatalog']),
+    ]);
+    this.sharing = SharingState.from(session.sharing);
+    if (Array.isArray(session.groups)) this.groups = new Set(session.groups.filter(Number.isSafeInteger));
+    if (session.policy && typeof session.policy === 'object') this.policy = session.policy;
+    this.options = normalizeOptions(local);
+    this.haveCatalog = Boolean(local.toolsCatalog);
+
+    // Tabs closed while the worker slept never reached onRemoved.
+    const tabs = await chrome.tabs.query({});
+    let dirty = this.sharing.retainOnly(tabs.map((t) => t.id));
+    try {
+      const attachedNow = new Set(await this.cdp.attachedTabs());
+      for (const id of [...this.sharing.attached]) {
+        if (!attachedNow.has(id)) dirty = this.sharing.setAttached(id, false) || dirty;
+      }
+    } catch (err) {
+      this.log.warn('reins: cannot list debugger targets', err);
+    }
+    if (dirty) this.persist();
+    this.debugger.rearmAll();
+    this.updateBadge();
+  }
+
+  persist() {
+    this.chrome.storage.session
+      .set({ sharing: this.sharing.toJSON(), groups: [...this.groups] })
+      .catch((err) => this.log.warn('reins: cannot save sharing state', err));
+  }
+
+  /** Sharing or attachment changed: save it and tell everyone. */
+  changed() {
+    this.persist();
+    this.scheduleTabs();
+    this.onStateChange();
+  }
+
+  emit(event, params) {
+    return this.send(eventFrame(event, params));
+  }
+
+  scheduleTabs() {
+    if (this.tabsTimer !== null) return;
+    this.tabsTimer = this.timers.setTimeout(async () => {
+      this.tabsTimer = null;
+      try {
+        this.emit('tabs', await this.listTabs());
+      } catch (err) {
+        this.log.warn('reins: cannot list tabs', err);
+      }
+    }, TABS_COALESCE_MS);
+  }
+
+  async listTabs() {
+    const tabs = await this.chrome.tabs.query({});
+    return tabs.filter((t) => typeof t.id === 'number').map((t) => this.info(t));
+  }
+
+  info(tab) {
+    return toTabInfo(tab, this.sharing, this.engine);
+  }
+
+  async getTab(tabId) {
+    if (!Number.isSafeInteger(tabId)) throw new WireError(Codes.badParams, 'tabId must be an integer');
+    try {
+      return await this.chrome.tabs.get(tabId);
+    } catch {
+      throw new WireError(Codes.noSuchTab, `no tab with id ${tabId}`);
+    }
+  }
+
+  /** The shared tab, or an error saying why it may not be used. */
+  async sharedTab(tabId) {
+    const tab = await this.getTab(tabId);
+    if (!this.sharing.isShared(tabId)) {
+      throw new WireError(Codes.notShared, `tab ${tabId} is not shared with agents`);
+    }
+    return tab;
+  }
+
+  /**
+   * @param {number} tabId
+   * @param {{agent?: boolean, group?: string}} [opts]
+   */
+  async share(tabId, { agent = false, group = DEFAULT_GROUP } = {}) {
+    await this.ready;
+    const tab = await this.getTab(tabId);
+    const reason = tabRestriction(tab, this.engine);
+    if (reason !== '') throw new WireError(Codes.restrictedUrl, `tab ${tabId} cannot be shared: ${reason}`);
+    if (this.sharing.share(tabId, { agent })) this.changed();
+    await this.groupTab(tab, group || DEFAULT_GROUP);
+    this.pushOverlay(tabId);
+    return tab;
+  }
+
+  async unshare(tabId, reason = 'unshared') {
+    await this.ready;
+    if (!this.sharing.isShared(tabId)) return;
+    await this.debugger.detach(tabId, reason);
+    this.sharing.unshare(tabId);
+    this.changed();
+    this.pushOverlay(tabId);
+    try {
+      const tab = await this.chrome.tabs.get(tabId);
+      if (typeof tab.groupId === 'number' && this.groups.has(tab.groupId)) {
+        await this.chrome.tabs.ungroup(tabId);
+      }
+    } catch (err) {
+      this.log.warn('reins: cannot ungroup tab', tabId, err);
+    }
+  }
+
+  /**
+   * Puts a shared tab in the group with this title in its window. A group is
+   * a visual cue only, so failing to group (a popup window, an API the
+   * browser lacks) never fails the request.
+   */
+  groupTab(tab, title) {
+    const chrome = this.chrome;
+    if (!chrome.tabGroups || typeof chrome.tabs.group !== 'function') return Promise.resolve();
+    const run = async () => {
+      const current = await chrome.tabs.get(tab.id);
+      // tabGroups.query treats title as a pattern, so match exactly here.
+      const groups = await chrome.tabGroups.query({ windowId: current.windowId });
+      const existing = groups.find((g) => g.title === title);
+      if (existing && current.groupId === existing.id) return;
+      let groupId;
+      if (existing) {
+        groupId = await chrome.tabs.group({ tabIds: [tab.id], groupId: existing.id });
+      } else {
+        groupId = await chrome.tabs.group({ tabIds: [tab.id], createProperties: { windowId: current.windowId } });
+        await chrome.tabGroups.update(groupId, { title, color: 'blue' });
+      }
+      if (!this.groups.has(groupId)) {
+        this.groups.add(groupId);
+        this.persist();
+      }
+    };
+    // Serialised so two tabs created at once share one new group.
+    const next = this.groupLock.then(run).catch((err) => this.log.warn('reins: cannot group tab', tab.id, err));
+    this.groupLock = next;
+    return next;
+  }
+
+  tabClosed(tabId) {
+    this.debugger.lost(tabId, 'target_closed');
+    if (this.sharing.forget(tabId)) this.persist();
+    this.scheduleTabs();
+    this.onStateChange();
+  }
+
+  tabReplaced(addedId, removedId) {
+    this.debugger.lost(removedId, 'target_closed');
+    if (this.sharing.replace(removedId, addedId)) this.changed();
+    else this.scheduleTabs();
+    this.pushOverlay(addedId);
+  }
+
+  setPolicy(params) {
+    if (!params || typeof params !== 'object') return;
+    this.policy = {
+      paused: params.paused === true,
+      overlay: params.overlay !== false,
+    };
+    if (Array.isArray(params.disabled)) this.policy.disabled = params.disabled.filter((d) => typeof d === 'string');
+    this.chrome.storage.session.set({ policy: this.policy }).catch(() => {});
+    this.updateBadge();
+    this.pushOverlayAll();
+    this.onStateChange();
+  }
+
+  /** What the page overlay of a tab should show. */
+  overlayFor(tabId) {
+    const shared = this.sharing.isShared(tabId);
+    const paused = this.policy?.paused === true;
+    // The person's local choice and the companion's policy must both allow it.
+    const enabled = this.options.overlay && this.policy?.overlay !== false;
+    return { show: shared && enabled, paused };
+  }
+
+  pushOverlay(tabId) {
+    const msg = { type: 'reins.overlay', ...this.overlayFor(tabId) };
+    Promise.resolve()
+      .then(() => this.chrome.tabs.sendMessage(tabId, msg, { frameId: 0 }))
+      .catch(() => {
+        // Pages opened before the extension loaded have no content script.
+      });
+  }
+
+  pushOverlayAll() {
+    for (const tabId of this.sharing.shared) this.pushOverlay(tabId);
+  }
+
+  toolsPolicy() {
+    return {
+      disabled: [],
+      haveCatalog: this.haveCatalog,
+      graph: this.options.graph,
+      overlay: this.options.overlay,
+    };
+  }
+
+  /** Pairing notices win over the paused sign: they need the person to act. */
+  async updateBadge() {
+    const action = this.chrome.action;
+    if (!action) return;
+    let text = '';
+    let color = '#5f6368';
+    try {
+      const { offerNotice } = await this.chrome.storage.session.get('offerNotice');
+      if (offerNotice && !offerNotice.seen) {
+        text = '1';
+        color = '#d93025';
+      } else if (this.policy?.paused) {
+        text = 'II';
+      }
+      await action.setBadgeText({ text });
+      if (text !== '') await action.setBadgeBackgroundColor({ color });
+    } catch (err) {
+      this.log.warn('reins: cannot update badge', err);
+    }
+  }
+}

@@ -1,0 +1,144 @@
+// Debugger sessions per tab, independent of the engine: attach on first use,
+// detach after a quiet period unless the tab is held, and report every
+// detach once, whoever caused it.
+
+import { WireError, Codes } from './frames.js';
+import { cdpErrorMessage } from './cdp-chromium.js';
+
+export const IDLE_DETACH_MS = 30_000;
+
+export class DebuggerManager {
+  /**
+   * @param {object} o
+   * @param {import('./cdp-chromium.js').CdpAdapter} o.cdp
+   * @param {import('./sharing.js').SharingState} o.sharing read through a getter so a reload swaps it
+   * @param {() => void} o.changed persist state and refresh the tabs event
+   * @param {(event:string, params:object) => void} o.emit
+   * @param {{setTimeout:Function, clearTimeout:Function}} [o.timers]
+   * @param {number} [o.idleMs]
+   */
+  constructor({ cdp, sharing, changed, emit, timers = globalThis, idleMs = IDLE_DETACH_MS }) {
+    this.cdp = cdp;
+    this.getSharing = typeof sharing === 'function' ? sharing : () => sharing;
+    this.changed = changed;
+    this.emit = emit;
+    this.timers = timers;
+    this.idleMs = idleMs;
+    /** @type {Map<number, any>} */ this.idleTimers = new Map();
+    /** @type {Map<number, Promise<void>>} */ this.attaching = new Map();
+    /** @type {Map<number, number>} */ this.inFlight = new Map();
+
+    cdp.onEvent((tabId, method, params, sessionId) => {
+      if (!this.getSharing().isAttached(tabId)) return;
+      const out = { tabId, method, params: params ?? {} };
+      if (sessionId) out.sessionId = sessionId;
+      this.emit('cdp.event', out);
+    });
+    cdp.onDetach((tabId, reason) => this.lost(tabId, reason || 'detached'));
+  }
+
+  /** Runs one protocol command on a tab the caller already checked. */
+  async call(tabId, method, params, sessionId) {
+    this.inFlight.set(tabId, (this.inFlight.get(tabId) ?? 0) + 1);
+    this.clearIdle(tabId);
+    try {
+      await this.ensureAttached(tabId);
+      try {
+        return await this.cdp.send(tabId, method, params, sessionId);
+      } catch (err) {
+        const message = cdpErrorMessage(err);
+        // Our record can be stale (worker restart, a detach we missed):
+        // attach again once rather than fail the agent's call.
+        if (!/not attached/i.test(message)) throw new WireError(Codes.internal, message);
+        this.markDetached(tabId, 'detached');
+      }
+      await this.ensureAttached(tabId);
+      try {
+        return await this.cdp.send(tabId, method, params, sessionId);
+      } catch (err) {
+        throw new WireError(Codes.internal, cdpErrorMessage(err));
+      }
+    } finally {
+      const n = (this.inFlight.get(tabId) ?? 1) - 1;
+      if (n <= 0) this.inFlight.delete(tabId);
+      else this.inFlight.set(tabId, n);
+      this.armIdle(tabId);
+    }
+  }
+
+  async ensureAttached(tabId) {
+    if (this.getSharing().isAttached(tabId)) return;
+    let pending = this.attaching.get(tabId);
+    if (!pending) {
+      pending = this.attach(tabId).finally(() => this.attaching.delete(tabId));
+      this.attaching.set(tabId, pending);
+    }
+    await pending;
+  }
+
+  async attach(tabId) {
+    try {
+      await this.cdp.attach(tabId);
+    } catch (err) {
+      const message = cdpErrorMessage(err);
+      // A previous instance of this service worker may have attached already.
+      if (!/already attached/i.test(message)) {
+        throw new WireError(Codes.attachFailed, `cannot attach the debugger to tab ${tabId}: ${message}`);
+      }
+    }
+    if (this.getSharing().setAttached(tabId, true)) this.changed();
+  }
+
+  /** Detaches on our initiative (idle, unshared). */
+  async detach(tabId, reason) {
+    if (!this.markDetached(tabId, reason)) return;
+    try {
+      await this.cdp.detach(tabId);
+    } catch {
+      // The tab may be gone already; the session is over either way.
+    }
+  }
+
+  /** The browser ended the session (tab closed, person cancelled the banner). */
+  lost(tabId, reason) {
+    this.markDetached(tabId, reason);
+  }
+
+  markDetached(tabId, reason) {
+    this.clearIdle(tabId);
+    if (!this.getSharing().setAttached(tabId, false)) return false;
+    this.changed();
+    this.emit('detached', { tabId, reason });
+    return true;
+  }
+
+  /** Hold changes restart or stop the idle timer. */
+  holdChanged(tabId) {
+    if (this.getSharing().isHeld(tabId)) this.clearIdle(tabId);
+    else this.armIdle(tabId);
+  }
+
+  /** After a worker restart, attached tabs need their idle timers back. */
+  rearmAll() {
+    for (const tabId of this.getSharing().attached) this.armIdle(tabId);
+  }
+
+  armIdle(tabId) {
+    this.clearIdle(tabId);
+    const sharing = this.getSharing();
+    if (!sharing.isAttached(tabId) || sharing.isHeld(tabId) || this.inFlight.has(tabId)) return;
+    const t = this.timers.setTimeout(() => {
+      this.idleTimers.delete(tabId);
+      if (!this.getSharing().isHeld(tabId) && !this.inFlight.has(tabId)) this.detach(tabId, 'idle');
+    }, this.idleMs);
+    this.idleTimers.set(tabId, t);
+  }
+
+  clearIdle(tabId) {
+    const t = this.idleTimers.get(tabId);
+    if (t !== undefined) {
+      this.timers.clearTimeout(t);
+      this.idleTimers.delete(tabId);
+    }
+  }
+}

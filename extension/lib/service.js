@@ -1,0 +1,315 @@
+// Wires the service worker: chrome events, the companion connection, the
+// request dispatcher and messages from the popup, options page and content
+// scripts. Listeners are registered synchronously by startService so that a
+// worker woken by an event finds them in place.
+
+import { Core } from './core.js';
+import { createDispatcher } from './dispatcher.js';
+import { Connection } from './connection.js';
+import { parseFrame, PROTOCOL_VERSION } from './frames.js';
+import { detectBrowser } from './browser.js';
+import { buildOffer, queueOffer } from './pairing.js';
+import { DEFAULT_PORT, NATIVE_HOST, normalizeOptions, parsePort } from './settings.js';
+import { unsupportedReason } from './urlrules.js';
+
+const NATIVE_TIMEOUT_MS = 1000;
+const KEEPALIVE_ALARM = 'reins-keepalive';
+const OFFER_NOTICE_MS = 10 * 60 * 1000;
+
+/**
+ * @param {object} env
+ * @param {any} env.chrome
+ * @param {typeof WebSocket} env.WebSocket
+ * @param {Navigator} env.navigator
+ * @param {Crypto} env.crypto
+ */
+export function startService({ chrome, WebSocket, navigator, crypto, log = console }) {
+  const core = new Core({ chrome, log });
+  const dispatcher = createDispatcher(core);
+  let startAsked = false;
+
+  const conn = new Connection({
+    WebSocket,
+    log,
+    resolvePort: () => resolvePort(),
+    buildHello: () => buildHello(),
+    onReady: () => afterHello(),
+    onHealthy: () => {
+      startAsked = false;
+    },
+    onMessage: (text) => onCompanionFrame(text),
+    onStatus: () => broadcast(),
+  });
+  core.send = (frame) => conn.send(frame);
+  core.onStateChange = () => broadcast();
+
+  async function resolvePort() {
+    const opts = core.options;
+    if (opts.port !== '') return opts.port;
+    try {
+      const reply = await withTimeout(chrome.runtime.sendNativeMessage(NATIVE_HOST, { type: 'hello' }), NATIVE_TIMEOUT_MS);
+      if (reply && reply.running === false && !startAsked) {
+        // Once per backoff cycle: the host launches the app; we keep retrying.
+        startAsked = true;
+        chrome.runtime.sendNativeMessage(NATIVE_HOST, { type: 'start' }).catch((err) => {
+          log.warn('reins: native host could not start the app', err);
+        });
+      }
+      const port = parsePort(reply?.port);
+      if (port !== null) return port;
+    } catch {
+      // No native host installed, or it is slow: the default port is right
+      // for a standard install.
+    }
+    return DEFAULT_PORT;
+  }
+
+  async function buildHello() {
+    const [{ instanceId }, { browserSessionId }] = await Promise.all([
+      chrome.storage.local.get('instanceId'),
+      chrome.storage.session.get('browserSessionId'),
+    ]);
+    const ids = { instanceId, browserSessionId };
+    if (typeof ids.instanceId !== 'string' || ids.instanceId === '') {
+      ids.instanceId = crypto.randomUUID();
+      await chrome.storage.local.set({ instanceId: ids.instanceId });
+    }
+    if (typeof ids.browserSessionId !== 'string' || ids.browserSessionId === '') {
+      ids.browserSessionId = crypto.randomUUID();
+      await chrome.storage.session.set({ browserSessionId: ids.browserSessionId });
+    }
+    const uaData = navigator.userAgentData;
+    const hello = {
+      version: PROTOCOL_VERSION,
+      extensionVersion: chrome.runtime.getManifest().version,
+      browser: detectBrowser({ brands: uaData?.brands, userAgent: navigator.userAgent, isBrave: Boolean(navigator.brave) }),
+      browserEngine: core.engine,
+      userAgent: navigator.userAgent,
+      instanceId: ids.instanceId,
+      browserSessionId: ids.browserSessionId,
+    };
+    if (core.options.profile) hello.profile = core.options.profile;
+    return hello;
+  }
+
+  async function afterHello() {
+    await core.ready;
+    core.emit('tabs', await core.listTabs());
+    core.emit('tools.policy', core.toolsPolicy());
+    const { pendingOffers } = await chrome.storage.session.get('pendingOffers');
+    if (Array.isArray(pendingOffers) && pendingOffers.length > 0) {
+      const left = pendingOffers.filter((offer) => !core.emit('pair.offer', offer));
+      await chrome.storage.session.set({ pendingOffers: left });
+      if (left.length < pendingOffers.length) await noteOffer({ forwarded: true });
+    }
+  }
+
+  function onCompanionFrame(text) {
+    const frame = parseFrame(text);
+    switch (frame.kind) {
+      case 'request':
+        dispatcher.handle(frame).then((answer) => conn.send(answer));
+        return;
+      case 'event':
+        // Events this version does not know are ignored, as v3 requires.
+        if (frame.event === 'policy') core.ready.then(() => core.setPolicy(frame.params));
+        return;
+      case 'invalid':
+        log.warn('reins: ignoring frame from companion:', frame.reason);
+        return;
+      default:
+    }
+  }
+
+  // --- pairing -----------------------------------------------------------
+
+  async function handleOffer(msg, sender) {
+    const offer = buildOffer(msg, sender);
+    if (conn.isOpen() && core.emit('pair.offer', offer)) {
+      await noteOffer({ origin: offer.origin, brand: offer.brand, forwarded: true });
+      return { forwarded: true };
+    }
+    const { pendingOffers } = await chrome.storage.session.get('pendingOffers');
+    await chrome.storage.session.set({ pendingOffers: queueOffer(pendingOffers, offer) });
+    await noteOffer({ origin: offer.origin, brand: offer.brand, forwarded: false });
+    return { forwarded: false };
+  }
+
+  async function noteOffer(fields) {
+    const { offerNotice } = await chrome.storage.session.get('offerNotice');
+    const notice = { ...(offerNotice || {}), ...fields, at: Date.now(), seen: false };
+    await chrome.storage.session.set({ offerNotice: notice });
+    await core.updateBadge();
+    broadcast();
+  }
+
+  // --- extension pages ---------------------------------------------------
+
+  async function popupState(activeTabId) {
+    await core.ready;
+    let active = null;
+    if (Number.isSafeInteger(activeTabId)) active = await chrome.tabs.get(activeTabId).catch(() => null);
+    const tabs = await core.listTabs();
+    const { offerNotice } = await chrome.storage.session.get('offerNotice');
+    let management = false;
+    try {
+      management = await chrome.permissions.contains({ permissions: ['management'] });
+    } catch {
+      management = false;
+    }
+    const notice = offerNotice && Date.now() - offerNotice.at < OFFER_NOTICE_MS ? offerNotice : null;
+    return {
+      connection: conn.status(),
+      now: Date.now(),
+      activeTab: active ? core.info(active) : null,
+      sharedTabs: tabs.filter((t) => t.shared),
+      management,
+      offer: notice,
+      policy: core.policy,
+    };
+  }
+
+  async function onPageMessage(msg) {
+    switch (msg.type) {
+      case 'popup.state':
+        return popupState(msg.tabId);
+      case 'popup.opened': {
+        const { offerNotice } = await chrome.storage.session.get('offerNotice');
+        if (offerNotice && !offerNotice.seen) {
+          await chrome.storage.session.set({ offerNotice: { ...offerNotice, seen: true } });
+          await core.updateBadge();
+        }
+        return popupState(msg.tabId);
+      }
+      case 'share':
+        if (msg.shared) await core.share(msg.tabId);
+        else await core.unshare(msg.tabId);
+        return popupState(msg.tabId);
+      case 'focus': {
+        const tab = await core.getTab(msg.tabId);
+        await chrome.windows.update(tab.windowId, { focused: true });
+        await chrome.tabs.update(tab.id, { active: true });
+        return { ok: true };
+      }
+      case 'reconnect':
+        // Read options afresh: this message can overtake storage.onChanged.
+        core.options = normalizeOptions(await chrome.storage.local.get(['port', 'profile', 'graph', 'overlay']));
+        conn.restart();
+        core.emit('tools.policy', core.toolsPolicy());
+        return popupState(msg.tabId);
+      default:
+        throw new Error(`unknown message ${msg.type}`);
+    }
+  }
+
+  async function onContentMessage(msg, sender) {
+    switch (msg.type) {
+      case 'pair-offer':
+        return handleOffer(msg, sender);
+      case 'overlay.query':
+        await core.ready;
+        return sender.frameId === 0 ? core.overlayFor(sender.tab.id) : { show: false, paused: false };
+      default:
+        throw new Error(`unknown message ${msg.type}`);
+    }
+  }
+
+  const extensionOrigin = new URL(chrome.runtime.getURL('')).origin;
+
+  function fromExtensionPage(sender) {
+    if (sender.id !== chrome.runtime.id || typeof sender.url !== 'string') return false;
+    try {
+      return new URL(sender.url).origin === extensionOrigin;
+    } catch {
+      return false;
+    }
+  }
+
+  chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
+    if (!msg || typeof msg !== 'object' || typeof msg.type !== 'string' || sender.id !== chrome.runtime.id) return false;
+    // Pages' content scripts may only offer pairing and ask about the
+    // overlay; sharing is changed only from the extension's own pages.
+    let work;
+    if (fromExtensionPage(sender)) work = onPageMessage(msg);
+    else if (sender.tab && typeof sender.tab.id === 'number') work = onContentMessage(msg, sender);
+    else return false;
+    work.then(
+      (result) => sendResponse({ ok: true, result }),
+      (err) => sendResponse({ ok: false, error: err?.message ?? String(err) }),
+    );
+    return true;
+  });
+
+  function broadcast() {
+    // Only open popups and options pages listen; none open is normal.
+    chrome.runtime.sendMessage({ type: 'reins.changed' }).catch(() => {});
+  }
+
+  // --- browser events ----------------------------------------------------
+
+  const afterLoad = (fn) => (...args) => {
+    core.ready.then(() => fn(...args)).catch((err) => log.warn('reins: event handler failed', err));
+  };
+
+  chrome.tabs.onCreated.addListener(afterLoad(() => core.scheduleTabs()));
+  chrome.tabs.onUpdated.addListener(
+    afterLoad((tabId, change) => {
+      if ('url' in change || 'title' in change || 'status' in change || 'favIconUrl' in change) core.scheduleTabs();
+      if (change.status === 'loading' && core.sharing.isShared(tabId)) {
+        // A shared tab that navigated to a restricted page can no longer be driven.
+        const url = change.url;
+        if (url && unsupportedReason(url, core.engine) !== '') core.debugger.detach(tabId, 'restricted_url');
+      }
+    }),
+  );
+  chrome.tabs.onRemoved.addListener(afterLoad((tabId) => core.tabClosed(tabId)));
+  chrome.tabs.onAttached.addListener(afterLoad(() => core.scheduleTabs()));
+  chrome.tabs.onDetached.addListener(afterLoad(() => core.scheduleTabs()));
+  chrome.tabs.onReplaced.addListener(afterLoad((added, removed) => core.tabReplaced(added, removed)));
+
+  chrome.storage.onChanged.addListener(
+    afterLoad((changes, area) => {
+      if (area !== 'local') return;
+      const keys = Object.keys(changes);
+      if (!keys.some((k) => ['port', 'profile', 'graph', 'overlay'].includes(k))) return;
+      const next = { ...core.options };
+      for (const k of keys) if (k in next) next[k] = changes[k].newValue;
+      core.options = normalizeOptions(next);
+      // Port and profile take effect through the reconnect the options page
+      // asks for on save; graph and overlay apply at once.
+      core.emit('tools.policy', core.toolsPolicy());
+      core.pushOverlayAll();
+      broadcast();
+    }),
+  );
+
+  chrome.permissions.onAdded?.addListener(() => broadcast());
+  chrome.permissions.onRemoved?.addListener(() => broadcast());
+
+  // The socket's pings keep the worker alive; the alarm restarts the
+  // connection if the browser stopped the worker anyway.
+  chrome.alarms.onAlarm.addListener((alarm) => {
+    if (alarm.name === KEEPALIVE_ALARM) core.ready.then(() => conn.ensure());
+  });
+  chrome.alarms.create(KEEPALIVE_ALARM, { periodInMinutes: 0.5 });
+
+  core.ready.then(
+    () => conn.ensure(),
+    (err) => {
+      log.warn('reins: cannot load state', err);
+      conn.ensure();
+    },
+  );
+
+  return { core, conn, dispatcher };
+}
+
+function withTimeout(promise, ms) {
+  let timer;
+  return Promise.race([
+    promise,
+    new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error('timed out')), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
