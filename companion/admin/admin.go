@@ -1,0 +1,67 @@
+// Package admin owns the local admin channel between the reins command line
+// and a running companion: HTTP over a Unix socket in the data dir (Linux,
+// macOS) or over a named pipe only the user can open (Windows), never over
+// the browser-reachable port. It holds the channel's one route table, its
+// error codes, and the client the CLI uses. This is Tailscale's LocalAPI
+// shape: whoever can open the socket is the person, so there is no token.
+package admin
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// ErrNotRunning means no companion answers on the admin channel of a data
+// dir. Only a failure to connect maps to it, so a caller may fall back to
+// doing the work itself without risking doing it twice.
+var ErrNotRunning = errors.New("reins is not running")
+
+// ErrAlreadyRunning means another companion already serves the admin
+// channel of this data dir.
+var ErrAlreadyRunning = errors.New("another reins companion is running with this data dir")
+
+// Server serves a route table on an admin listener.
+type Server struct {
+	srv  *http.Server
+	ln   net.Listener
+	done chan struct{}
+}
+
+// Serve answers admin requests on ln in the background until Close.
+func Serve(ln net.Listener, h http.Handler, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{
+		ln: ln,
+		srv: &http.Server{
+			Handler: h,
+			// The peer is a local CLI; a stuck one must not hold a
+			// connection forever.
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		},
+		done: make(chan struct{}),
+	}
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("admin channel stopped", "err", err)
+		}
+	}()
+	return s
+}
+
+// Close stops the channel, waiting for requests in flight until ctx ends,
+// and removes the socket file.
+func (s *Server) Close(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	<-s.done
+	cleanup(s.ln)
+	return err
+}

@@ -1,0 +1,125 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// DefaultTimeout bounds one admin request when the caller's context has no
+// deadline: a wedged companion must not hang the CLI.
+const DefaultTimeout = 30 * time.Second
+
+// Client talks to the companion serving a data dir's admin channel.
+type Client struct {
+	hc *http.Client
+}
+
+// NewClient returns a client for dataDir's admin channel. It connects lazily;
+// a call returns an error wrapping ErrNotRunning when nothing answers.
+func NewClient(dataDir string) *Client {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return dial(ctx, dataDir)
+		},
+		// One request per CLI run; idle connections would only outlive it.
+		DisableKeepAlives: true,
+	}
+	return &Client{hc: &http.Client{Transport: tr}}
+}
+
+// Close releases the client's connections.
+func (c *Client) Close() { c.hc.CloseIdleConnections() }
+
+// Status asks the companion who it is; it doubles as "is one running".
+func (c *Client) Status(ctx context.Context) (Status, error) {
+	var s Status
+	err := c.do(ctx, http.MethodGet, "/v1/status", nil, &s)
+	return s, err
+}
+
+// IssueToken issues an agent token in the running companion's store.
+func (c *Client) IssueToken(ctx context.Context, name string) (string, error) {
+	var out issueResponse
+	if err := c.do(ctx, http.MethodPost, "/v1/tokens", issueRequest{Name: name}, &out); err != nil {
+		return "", err
+	}
+	return out.Token, nil
+}
+
+// ListTokens lists agent tokens: names and creation times only.
+func (c *Client) ListTokens(ctx context.Context) ([]TokenInfo, error) {
+	var out listResponse
+	if err := c.do(ctx, http.MethodGet, "/v1/tokens", nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Tokens, nil
+}
+
+// RevokeToken revokes an agent token; the companion closes the agent's live
+// MCP sessions at once.
+func (c *Client) RevokeToken(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/tokens/"+url.PathEscape(name), nil, nil)
+}
+
+// ShowDashboard asks a running tray app to show its dashboard.
+func (c *Client) ShowDashboard(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, "/v1/show-dashboard", nil, nil)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+		defer cancel()
+	}
+	var body io.Reader
+	if in != nil {
+		data, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(data)
+	}
+	// The host is a placeholder: the transport always dials the channel.
+	req, err := http.NewRequestWithContext(ctx, method, "http://reins-admin"+path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if errors.Is(err, ErrNotRunning) {
+			return ErrNotRunning
+		}
+		return fmt.Errorf("admin channel: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return fmt.Errorf("admin channel: reading the answer: %w", err)
+	}
+	if resp.StatusCode/100 != 2 {
+		var eb errorBody
+		if json.Unmarshal(data, &eb) != nil || eb.Error == "" {
+			return fmt.Errorf("admin channel: %s", resp.Status)
+		}
+		return &Error{Code: eb.Code, Message: eb.Error}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("admin channel: malformed answer: %w", err)
+	}
+	return nil
+}

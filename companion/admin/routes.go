@@ -1,0 +1,224 @@
+package admin
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/reinshq/reins/companion/tokens"
+)
+
+// Tokens is what the token routes need from the token store; the
+// companion's *tokens.Manager satisfies it. Going through the running
+// companion's Manager (rather than the CLI's own) is what lets /mcp refuse a
+// revoked token on its very next request.
+type Tokens interface {
+	Issue(name string) (string, error)
+	List() ([]tokens.Info, error)
+	Revoke(name string) error
+}
+
+// Options is what the routes act on. A nil field makes its routes answer
+// not_implemented.
+type Options struct {
+	Tokens Tokens
+	// Status describes the running companion (port, version).
+	Status func() Status
+	// ShowDashboard asks the tray app to bring its dashboard forward, for a
+	// second `reins` launch. Headless companions leave it nil.
+	ShowDashboard func() error
+	Logger        *slog.Logger
+}
+
+// handler answers one admin request with a JSON-encodable value or an error
+// the error table maps to a code.
+type handler func(r *http.Request) (any, error)
+
+// routes is the admin channel's one route table. Adding a command is one
+// entry here and, when it needs the companion, one Options field.
+func (h *Handler) routes() map[string]handler {
+	return map[string]handler{
+		"GET /v1/status": h.status,
+
+		"GET /v1/tokens":           h.listTokens,
+		"POST /v1/tokens":          h.issueToken,
+		"DELETE /v1/tokens/{name}": h.revokeToken,
+
+		"POST /v1/show-dashboard": h.showDashboard,
+
+		// Filled by later issues; the CLI already knows where to ask.
+		"GET /v1/pair":               notImplemented("pair list"),
+		"POST /v1/pair/{id}/approve": notImplemented("pair approve"),
+		"POST /v1/pair/{id}/deny":    notImplemented("pair deny"),
+		"GET /v1/backends":           notImplemented("backends"),
+		"DELETE /v1/backends/{id}":   notImplemented("backends forget"),
+		"POST /v1/live/{tab}":        notImplemented("live"),
+	}
+}
+
+// Handler is the admin channel's HTTP handler.
+type Handler struct {
+	opts Options
+	log  *slog.Logger
+	mux  *http.ServeMux
+}
+
+// NewHandler builds the route table over opts.
+func NewHandler(opts Options) *Handler {
+	h := &Handler{opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	for _, p := range h.Patterns() {
+		h.mux.Handle(p, h.serve(h.routes()[p]))
+	}
+	return h
+}
+
+// Patterns lists the route table, sorted, for tests and documentation.
+func (h *Handler) Patterns() []string {
+	var ps []string
+	for p := range h.routes() {
+		ps = append(ps, p)
+	}
+	sort.Strings(ps)
+	return ps
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Browsers cannot open a Unix socket or a local pipe, so an Origin here
+	// means something is proxying a page to us.
+	if r.Header.Get("Origin") != "" {
+		writeError(w, fmt.Errorf("%w: requests from web pages are refused", ErrForbidden))
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+func (h *Handler) serve(fn handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+		out, err := fn(r)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		json.NewEncoder(w).Encode(out)
+	})
+}
+
+func notImplemented(what string) handler {
+	return func(*http.Request) (any, error) {
+		return nil, fmt.Errorf("%w: %s is not available in this version of reins", ErrNotImplemented, what)
+	}
+}
+
+func decode(r *http.Request, v any) error {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		return fmt.Errorf("%w: reading the request: %w", ErrBadRequest, err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	return nil
+}
+
+// Status describes a running companion.
+type Status struct {
+	Port    int    `json:"port"`
+	Version string `json:"version"`
+	PID     int    `json:"pid"`
+}
+
+func (h *Handler) status(*http.Request) (any, error) {
+	if h.opts.Status == nil {
+		return Status{}, nil
+	}
+	return h.opts.Status(), nil
+}
+
+// TokenInfo is one agent token as the channel lists it: never the secret.
+type TokenInfo struct {
+	Name    string    `json:"name"`
+	Created time.Time `json:"created"`
+}
+
+type issueRequest struct {
+	Name string `json:"name"`
+}
+
+type issueResponse struct {
+	Name  string `json:"name"`
+	Token string `json:"token"`
+}
+
+type listResponse struct {
+	Tokens []TokenInfo `json:"tokens"`
+}
+
+func (h *Handler) tokens() (Tokens, error) {
+	if h.opts.Tokens == nil {
+		return nil, fmt.Errorf("%w: this companion has no token store", ErrNotImplemented)
+	}
+	return h.opts.Tokens, nil
+}
+
+func (h *Handler) issueToken(r *http.Request) (any, error) {
+	ts, err := h.tokens()
+	if err != nil {
+		return nil, err
+	}
+	var req issueRequest
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	tok, err := ts.Issue(req.Name)
+	if err != nil {
+		return nil, err
+	}
+	h.log.Info("agent token issued", "agent", req.Name, "via", "admin")
+	return issueResponse{Name: req.Name, Token: tok}, nil
+}
+
+func (h *Handler) listTokens(*http.Request) (any, error) {
+	ts, err := h.tokens()
+	if err != nil {
+		return nil, err
+	}
+	infos, err := ts.List()
+	if err != nil {
+		return nil, err
+	}
+	out := listResponse{Tokens: make([]TokenInfo, 0, len(infos))}
+	for _, in := range infos {
+		out.Tokens = append(out.Tokens, TokenInfo{Name: in.Name, Created: in.Created})
+	}
+	return out, nil
+}
+
+func (h *Handler) revokeToken(r *http.Request) (any, error) {
+	ts, err := h.tokens()
+	if err != nil {
+		return nil, err
+	}
+	name := r.PathValue("name")
+	if err := ts.Revoke(name); err != nil {
+		return nil, err
+	}
+	h.log.Info("agent token revoked", "agent", name, "via", "admin")
+	return struct{}{}, nil
+}
+
+func (h *Handler) showDashboard(*http.Request) (any, error) {
+	if h.opts.ShowDashboard == nil {
+		return nil, fmt.Errorf("%w: this companion runs headless and has no dashboard", ErrNotImplemented)
+	}
+	return struct{}{}, h.opts.ShowDashboard()
+}
