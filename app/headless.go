@@ -47,18 +47,29 @@ func runHeadless(env Env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	inspectDone := make(chan struct{})
 	if *inspectSocket != "" {
 		go func() {
-			if err := inspect.Serve(ctx, *inspectSocket, c.Hub(), log); err != nil {
+			defer close(inspectDone)
+			if err := inspect.Serve(ctx, *inspectSocket, c.Hub(), log, inspect.WithChanges(c.Changes)); err != nil {
 				log.Error("inspection socket failed", "path", *inspectSocket, "err", err)
 			}
 		}()
+	} else {
+		close(inspectDone)
 	}
 	<-ctx.Done()
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return c.Shutdown(sctx)
+	err = c.Shutdown(sctx)
+	// Requests in flight on the inspection socket fail during Shutdown; wait
+	// until their errors are written before the process exits.
+	select {
+	case <-inspectDone:
+	case <-sctx.Done():
+	}
+	return err
 }
 
 type stringList []string
