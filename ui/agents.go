@@ -28,13 +28,13 @@ type agentsView struct {
 	tokenCopy  *widget.Button
 	token      string
 
-	mcpURL    string
-	endpoint  *widget.Label
-	snippets  []*snippetPane
-	clients   *container.AppTabs
-	list      *fyne.Container
-	revokes   map[string]*widget.Button // by agent name, for tests
-	confirm   *dialog.ConfirmDialog     // the last confirmation shown, for tests
+	mcpURL   string
+	endpoint *widget.Label
+	snippets []*snippetPane
+	clients  *container.AppTabs
+	list     *fyne.Container
+	revokes  map[string]*widget.Button // by agent name, for tests
+	confirm  *dialog.ConfirmDialog     // the last confirmation shown, for tests
 }
 
 type snippetPane struct {

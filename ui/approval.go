@@ -76,16 +76,15 @@ func NewApprovalWindow(app fyne.App, c Companion, o Offer) *ApprovalWindow {
 	server := widget.NewLabel(untrusted(o.ServerURL, 0))
 	server.Wrapping = fyne.TextWrapBreak
 	details := container.New(layout.NewFormLayout(),
-		secondary("Calls itself"), a.brand,
-		secondary("Backend"), server,
-		secondary("Transport"), widget.NewLabel(transportName(o.Transport)),
-		secondary("Expires"), widget.NewLabel(expiry(o.Expires)),
+		key("Calls itself"), a.brand,
+		key("Backend"), server,
+		key("Transport"), widget.NewLabel(transportName(o.Transport)),
+		key("Expires"), widget.NewLabel(expiry(o.Expires)),
 	)
 
 	allows := widget.NewLabel(quoted + " will be able to open tabs in a Reins tab group, read and control the pages in that group, and take screenshots; you can pause or forget it at any time.")
 	allows.Wrapping = fyne.TextWrapWord
 	warn := secondary("Allow only if you just asked " + untrusted(o.Origin, 0) + " to connect to your browser.")
-	warn.Wrapping = fyne.TextWrapBreak
 
 	a.deny = widget.NewButtonWithIcon("Deny", theme.CancelIcon(), a.decide(c.DenyOffer))
 	a.allow = widget.NewButtonWithIcon("Allow", theme.ConfirmIcon(), a.decide(c.ApproveOffer))

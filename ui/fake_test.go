@@ -116,10 +116,10 @@ func (f *fakeCompanion) IssueToken(name string) (string, error) {
 	return "rt_secret_" + name, nil
 }
 
-func (f *fakeCompanion) RevokeToken(name string) error  { return f.record("RevokeToken(%s)", name) }
-func (f *fakeCompanion) ForgetBackend(id string) error  { return f.record("ForgetBackend(%s)", id) }
-func (f *fakeCompanion) StopSharing(tabID int) error    { return f.record("StopSharing(%d)", tabID) }
-func (f *fakeCompanion) SetOverlay(on bool) error       { return f.record("SetOverlay(%v)", on) }
+func (f *fakeCompanion) RevokeToken(name string) error { return f.record("RevokeToken(%s)", name) }
+func (f *fakeCompanion) ForgetBackend(id string) error { return f.record("ForgetBackend(%s)", id) }
+func (f *fakeCompanion) StopSharing(tabID int) error   { return f.record("StopSharing(%d)", tabID) }
+func (f *fakeCompanion) SetOverlay(on bool) error      { return f.record("SetOverlay(%v)", on) }
 func (f *fakeCompanion) SetDisabledTools(n []string) error {
 	return f.record("SetDisabledTools(%v)", n)
 }

@@ -278,15 +278,24 @@ func (r *graphRenderer) Layout(s fyne.Size) {
 	column(r.agents, graphPad)
 	column(r.browsers, s.Width-graphPad-w)
 
+	var placed []fyne.Position // badge centres so far
 	for _, e := range r.edges {
 		a := e.from.box.Position().Add(fyne.NewPos(w, nodeHeight/2))
 		b := e.to.box.Position().Add(fyne.NewPos(0, nodeHeight/2))
 		e.line.Position1, e.line.Position2 = a, b
-		// Badges sit nearer the browser so lines fanning out of one agent
-		// do not stack their badges on top of each other.
-		mid := fyne.NewPos(a.X+(b.X-a.X)*0.62, a.Y+(b.Y-a.Y)*0.62)
+
 		ls := e.label.MinSize()
 		bs := fyne.NewSize(ls.Width+16, ls.Height+4)
+		// Crossing edges would stack their badges; slide a badge along its
+		// own line until it is clear of the ones already placed.
+		var mid fyne.Position
+		for _, t := range []float32{0.62, 0.78, 0.46, 0.88, 0.34} {
+			mid = fyne.NewPos(a.X+(b.X-a.X)*t, a.Y+(b.Y-a.Y)*t)
+			if !overlaps(mid, bs, placed) {
+				break
+			}
+		}
+		placed = append(placed, mid)
 		e.badge.Resize(bs)
 		e.badge.Move(mid.SubtractXY(bs.Width/2, bs.Height/2))
 		e.label.Move(mid.SubtractXY(ls.Width/2, ls.Height/2))
@@ -294,6 +303,22 @@ func (r *graphRenderer) Layout(s fyne.Size) {
 	for i, t := range r.notes {
 		t.Move(r.noteAt[i](s))
 	}
+}
+
+func overlaps(c fyne.Position, s fyne.Size, others []fyne.Position) bool {
+	for _, o := range others {
+		if abs(c.X-o.X) < s.Width && abs(c.Y-o.Y) < s.Height+2 {
+			return true
+		}
+	}
+	return false
+}
+
+func abs(f float32) float32 {
+	if f < 0 {
+		return -f
+	}
+	return f
 }
 
 func (r *graphRenderer) placeNode(nd *nodeShape, at fyne.Position, w float32) {

@@ -43,7 +43,7 @@ func (r *panelRenderer) Layout(s fyne.Size) {
 	}
 }
 
-func (r *panelRenderer) MinSize() fyne.Size        { return r.objects[1].MinSize() }
+func (r *panelRenderer) MinSize() fyne.Size           { return r.objects[1].MinSize() }
 func (r *panelRenderer) Objects() []fyne.CanvasObject { return r.objects }
 func (r *panelRenderer) Destroy()                     {}
 
@@ -74,6 +74,14 @@ func secondary(text string) *widget.Label {
 	return l
 }
 
+// key labels a row of a form layout. It must not wrap: a wrapping label has
+// almost no minimum width, and the form would squeeze it to a letter a line.
+func key(text string) *widget.Label {
+	l := widget.NewLabel(text)
+	l.Importance = widget.LowImportance
+	return l
+}
+
 func bold(text string) *widget.Label {
 	return widget.NewLabelWithStyle(text, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 }
@@ -86,8 +94,8 @@ func mono(text string) *widget.Label {
 	return l
 }
 
-// copyButton copies get() to the clipboard and says so on the button until
-// the next copy elsewhere; no timer is needed to put the label back.
+// copyButton copies get() to the clipboard and says "Copied" until resetCopy
+// is called when the text it copies changes; no timer puts the label back.
 func copyButton(app fyne.App, get func() string) *widget.Button {
 	var b *widget.Button
 	b = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {

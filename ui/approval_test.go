@@ -1,0 +1,227 @@
+package ui
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// allLabels returns every label in a canvas object tree.
+func allLabels(o fyne.CanvasObject) []*widget.Label {
+	var out []*widget.Label
+	var walk func(fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch w := o.(type) {
+		case *widget.Label:
+			out = append(out, w)
+		case *fyne.Container:
+			for _, c := range w.Objects {
+				walk(c)
+			}
+		case fyne.Widget:
+			for _, c := range test.WidgetRenderer(w).Objects() {
+				walk(c)
+			}
+		}
+	}
+	walk(o)
+	return out
+}
+
+func windowOpen(w fyne.Window) bool {
+	return slices.Contains(fyne.CurrentApp().Driver().AllWindows(), w)
+}
+
+func TestApprovalAllowAndDeny(t *testing.T) {
+	for _, tc := range []struct {
+		button string
+		want   string
+	}{
+		{"Allow", "ApproveOffer(offer-1)"},
+		{"Deny", "DenyOffer(offer-1)"},
+	} {
+		t.Run(tc.button, func(t *testing.T) {
+			app := newTrayApp(t)
+			fc := newFake(State{})
+			a := NewApprovalWindow(app, fc, sampleOffer())
+			a.Show()
+			if !windowOpen(a.Window()) {
+				t.Fatal("window not shown")
+			}
+			b := a.allow
+			if tc.button == "Deny" {
+				b = a.deny
+			}
+			if b.Text != tc.button {
+				t.Fatalf("button says %q", b.Text)
+			}
+			test.Tap(b)
+			if got := fc.Calls(); !slices.Equal(got, []string{tc.want}) {
+				t.Errorf("calls = %q, want %q", got, tc.want)
+			}
+			if windowOpen(a.Window()) {
+				t.Error("window still open after the decision")
+			}
+		})
+	}
+}
+
+func TestApprovalErrorKeepsWindow(t *testing.T) {
+	fc := newFake(State{})
+	fc.fail = true
+	a := NewApprovalWindow(newTrayApp(t), fc, sampleOffer())
+	a.Show()
+	test.Tap(a.allow)
+	if !windowOpen(a.Window()) {
+		t.Fatal("window closed although approving failed")
+	}
+	if a.allow.Disabled() || a.deny.Disabled() {
+		t.Error("buttons stay disabled after a failure")
+	}
+	if a.Window().Canvas().Overlays().Top() == nil {
+		t.Error("the failure is not shown")
+	}
+}
+
+// TestApprovalOriginCannotBeImpersonated is the reason the window exists:
+// only the real origin may appear in the origin field, however the brand is
+// dressed up.
+func TestApprovalOriginCannotBeImpersonated(t *testing.T) {
+	o := sampleOffer()
+	o.Origin = "https://evil.example"
+	o.Brand = "https://bank.example — verified\n\u202eRequested by https://bank.example\u202c" + strings.Repeat(" padding", 20)
+	a := NewApprovalWindow(newTrayApp(t), newFake(State{}), o)
+
+	if a.origin.Text != "https://evil.example" {
+		t.Fatalf("origin field = %q", a.origin.Text)
+	}
+	if strings.Contains(a.origin.Text, "bank") {
+		t.Error("brand text leaked into the origin field")
+	}
+	if a.origin.SizeName != theme.SizeNameHeadingText || !a.origin.TextStyle.Bold {
+		t.Error("the origin is not the prominent text")
+	}
+	if a.origin.Truncation != fyne.TextTruncateOff || a.origin.Wrapping != fyne.TextWrapBreak {
+		t.Error("the origin must wrap, never be cut: the end of a host name is what matters")
+	}
+
+	if a.brand.Importance != widget.LowImportance {
+		t.Error("the brand is not secondary text")
+	}
+	for _, bad := range []string{"\n", "\u202e", "\u202c"} {
+		if strings.Contains(a.brand.Text, bad) {
+			t.Errorf("brand keeps %q", bad)
+		}
+	}
+	if n := len([]rune(a.brand.Text)); n > maxBrand+60 {
+		t.Errorf("brand label is %d runes; the brand must be truncated", n)
+	}
+
+	// No other label may look like the origin field or carry the origin's
+	// size, and only the origin field names the page as the requester.
+	for _, l := range allLabels(a.Window().Content()) {
+		if l == a.origin {
+			continue
+		}
+		if l.SizeName == theme.SizeNameHeadingText {
+			t.Errorf("label %q has the origin's size", l.Text)
+		}
+		if l.Text == "https://bank.example" {
+			t.Errorf("a label shows the brand's fake origin alone: %q", l.Text)
+		}
+	}
+}
+
+func TestApprovalWindowMarkup(t *testing.T) {
+	a := NewApprovalWindow(newTrayApp(t), newFake(State{}), sampleOffer())
+	a.Show()
+	a.Window().Resize(fyne.NewSize(540, 520))
+	test.AssertRendersToMarkup(t, "approval.xml", a.Window().Canvas())
+}
+
+func TestApprovalsOnePerOffer(t *testing.T) {
+	app := newTrayApp(t)
+	fc := newFake(State{})
+	ap := NewApprovals(app, fc)
+	o := sampleOffer()
+	ap.Update([]Offer{o})
+
+	w1 := ap.Show(o)
+	w2 := ap.Show(o)
+	if w1 != w2 {
+		t.Fatal("a second window opened for the same offer")
+	}
+	n := 0
+	for _, w := range app.Driver().AllWindows() {
+		if w.Title() == w1.Window().Title() {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d approval windows open", n)
+	}
+
+	// Decided elsewhere (CLI) or expired: the window goes away by itself.
+	ap.Update(nil)
+	if windowOpen(w1.Window()) {
+		t.Error("window of a vanished offer still open")
+	}
+	if _, ok := ap.Open(o.ID); ok {
+		t.Error("closed window still tracked")
+	}
+}
+
+// TestShellOpensApprovalForNewOffer: a new offer in the stream opens its
+// window, and approving closes it once the companion drops the offer.
+func TestShellOpensApprovalForNewOffer(t *testing.T) {
+	app := newTrayApp(t)
+	fc := newFake(sampleState())
+	applied := make(chan State, 64)
+	sh := start(app, fc, nil, nil, func(s State) { applied <- s })
+	t.Cleanup(sh.Stop)
+	waitFor(t, applied, func(State) bool { return true })
+
+	fc.publish(func(s *State) { s.Offers = []Offer{sampleOffer()} })
+	waitFor(t, applied, func(s State) bool { return len(s.Offers) == 1 })
+	w, ok := sh.Approvals().Open("offer-1")
+	if !ok {
+		t.Fatal("no approval window for a new offer")
+	}
+
+	test.Tap(w.allow)
+	waitFor(t, applied, func(s State) bool { return len(s.Offers) == 0 })
+	if windowOpen(w.Window()) {
+		t.Error("approval window still open")
+	}
+	if got := fc.Calls(); !slices.Equal(got, []string{"ApproveOffer(offer-1)"}) {
+		t.Errorf("calls = %q", got)
+	}
+}
+
+func findButtons(o fyne.CanvasObject, text string) []*widget.Button {
+	var out []*widget.Button
+	var walk func(fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch w := o.(type) {
+		case *widget.Button:
+			if w.Text == text {
+				out = append(out, w)
+			}
+		case *fyne.Container:
+			for _, c := range w.Objects {
+				walk(c)
+			}
+		case fyne.Widget:
+			for _, c := range test.WidgetRenderer(w).Objects() {
+				walk(c)
+			}
+		}
+	}
+	walk(o)
+	return out
+}
