@@ -22,15 +22,20 @@ const OFFER_NOTICE_MS = 10 * 60 * 1000;
  * @param {typeof WebSocket} env.WebSocket
  * @param {Navigator} env.navigator
  * @param {Crypto} env.crypto
+ * @param {{warn:Function}} [env.log]
+ * @param {{setTimeout:Function, clearTimeout:Function, setInterval:Function, clearInterval:Function}} [env.timers]
  */
-export function startService({ chrome, WebSocket, navigator, crypto, log = console }) {
-  const core = new Core({ chrome, log });
+export function startService({ chrome, WebSocket, navigator, crypto, log = console, timers = globalThis }) {
+  const core = new Core({ chrome, log, timers });
   const dispatcher = createDispatcher(core);
   let startAsked = false;
 
   const conn = new Connection({
     WebSocket,
     log,
+    timers,
+    // A fake clock in tests carries its own time; the real one has none.
+    now: () => (typeof timers.now === "number" ? timers.now : Date.now()),
     resolvePort: () => resolvePort(),
     buildHello: () => buildHello(),
     onReady: () => afterHello(),

@@ -1,0 +1,242 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Core } from '../lib/core.js';
+import { createDispatcher } from '../lib/dispatcher.js';
+import { fakeChrome, FakeTimers, settle } from './fakes.js';
+
+const quiet = { warn() {} };
+
+async function setup(opts) {
+  const chrome = fakeChrome(opts);
+  const timers = new FakeTimers();
+  const core = new Core({ chrome, timers, log: quiet });
+  const sent = [];
+  core.send = (frame) => {
+    sent.push(frame);
+    return true;
+  };
+  await core.ready;
+  const d = createDispatcher(core);
+  let id = 0;
+  const call = (method, params) => d.handle({ id: ++id, method, params });
+  return { chrome, timers, core, sent, call, d };
+}
+
+const pageTab = { id: 1, url: 'https://example.com/', title: 'Example' };
+const settingsTab = { id: 2, url: 'chrome://settings/', title: 'Settings' };
+
+test('the method table is sorted and covers protocol v3 plus tabs.share', async () => {
+  const { d } = await setup();
+  assert.deepEqual(d.methods, [...d.methods].sort());
+  for (const m of ['tabs.list', 'tabs.create', 'tabs.close', 'tabs.activate', 'tabs.hold', 'tabs.prepare', 'tabs.share',
+    'window.size', 'downloads.list', 'extensions.list', 'extensions.info', 'extensions.setEnabled', 'extensions.uninstall',
+    'extensions.options', 'extensions.message', 'tools.catalog', 'graph.state', 'cdp']) {
+    assert.ok(d.methods.includes(m), m);
+  }
+});
+
+test('tabs.create shares the tab as an agent tab and groups it', async () => {
+  const { chrome, call } = await setup({ tabs: [pageTab] });
+  const res = await call('tabs.create', { url: 'https://example.org/', group: 'Claude' });
+  assert.equal(res.id, 1);
+  assert.equal(res.result.shared, true);
+  assert.equal(res.result.agent, true);
+  const created = res.result.id;
+  const group = [...chrome._state.groups.values()].find((g) => g.title === 'Claude');
+  assert.ok(group, 'a group titled Claude exists');
+  assert.equal(chrome._state.tabs.get(created).groupId, group.id);
+  const stored = await chrome.storage.session.get('sharing');
+  assert.deepEqual(stored.sharing.shared, [created]);
+
+  // A second tab for the same agent joins the same group.
+  const second = await call('tabs.create', { url: 'https://example.net/', group: 'Claude' });
+  assert.equal(chrome._state.tabs.get(second.result.id).groupId, group.id);
+  // Without a group name the tab goes to the Reins group.
+  const third = await call('tabs.create', { url: 'about:blank' });
+  const reins = [...chrome._state.groups.values()].find((g) => g.title === 'Reins');
+  assert.equal(chrome._state.tabs.get(third.result.id).groupId, reins.id);
+});
+
+test('tabs.create refuses restricted urls', async () => {
+  const { call } = await setup();
+  const res = await call('tabs.create', { url: 'chrome://settings' });
+  assert.equal(res.code, 'restricted_url');
+});
+
+test('cdp on an unshared tab is not_shared', async () => {
+  const { chrome, call } = await setup({ tabs: [pageTab] });
+  const res = await call('cdp', { tabId: 1, method: 'Runtime.evaluate', params: { expression: '1' } });
+  assert.equal(res.code, 'not_shared');
+  assert.match(res.error, /tab 1 is not shared/);
+  assert.ok(!chrome._calls.some((c) => c[0] === 'debugger.attach'));
+});
+
+test('cdp on a chrome:// page is restricted_url', async () => {
+  const { core, call } = await setup({ tabs: [settingsTab] });
+  core.sharing.share(2); // as if shared before it navigated there
+  const res = await call('cdp', { tabId: 2, method: 'Runtime.evaluate' });
+  assert.equal(res.code, 'restricted_url');
+  assert.match(res.error, /browser-internal pages/);
+});
+
+test('cdp on a missing tab is no_such_tab', async () => {
+  const { call } = await setup();
+  assert.equal((await call('cdp', { tabId: 77, method: 'Page.enable' })).code, 'no_such_tab');
+  assert.equal((await call('cdp', { tabId: 'x', method: 'Page.enable' })).code, 'bad_params');
+});
+
+test('unknown methods are unknown_method', async () => {
+  const { call } = await setup();
+  const res = await call('tabs.explode', {});
+  assert.deepEqual(res, { id: 1, error: 'unknown method "tabs.explode"', code: 'unknown_method' });
+  assert.equal((await call('toString', {})).code, 'unknown_method');
+});
+
+test('cdp attaches once, forwards events, and detaches after 30 s idle', async () => {
+  const { chrome, timers, core, sent, call } = await setup({ tabs: [pageTab] });
+  await call('tabs.share', { tabId: 1, shared: true });
+  chrome._state.cdpResults.set('Runtime.evaluate', { result: { type: 'number', value: 2 } });
+  const res = await call('cdp', { tabId: 1, method: 'Runtime.evaluate', params: { expression: '1+1' } });
+  assert.deepEqual(res.result, { result: { type: 'number', value: 2 } });
+  await call('cdp', { tabId: 1, method: 'Page.enable', sessionId: 'S1' });
+  assert.equal(chrome._calls.filter((c) => c[0] === 'debugger.attach').length, 1);
+  assert.deepEqual(chrome._calls.find((c) => c[0] === 'debugger.sendCommand' && c[2] === 'Page.enable')[1], { tabId: 1, sessionId: 'S1' });
+  assert.equal(core.sharing.isAttached(1), true);
+
+  chrome.debugger.onEvent.fire({ tabId: 1, sessionId: 'S1' }, 'Page.loadEventFired', { timestamp: 1 });
+  assert.deepEqual(sent.at(-1), { event: 'cdp.event', params: { tabId: 1, method: 'Page.loadEventFired', params: { timestamp: 1 }, sessionId: 'S1' } });
+
+  chrome._state.cdpResults.set('Bogus.method', new Error(JSON.stringify({ code: -32601, message: "'Bogus.method' wasn't found" })));
+  const bad = await call('cdp', { tabId: 1, method: 'Bogus.method' });
+  assert.deepEqual([bad.code, bad.error], ['internal', "'Bogus.method' wasn't found"]);
+
+  await timers.advance(29_000);
+  assert.equal(core.sharing.isAttached(1), true);
+  await timers.advance(1_000);
+  assert.equal(core.sharing.isAttached(1), false);
+  assert.ok(sent.some((f) => f.event === 'detached' && f.params.tabId === 1 && f.params.reason === 'idle'));
+  await timers.advance(100);
+  const tabs = sent.filter((f) => f.event === 'tabs').at(-1);
+  assert.equal(tabs.params.find((t) => t.id === 1).attached, false);
+});
+
+test('a held tab stays attached; releasing it starts the idle timer', async () => {
+  const { timers, core, call } = await setup({ tabs: [pageTab] });
+  await call('tabs.share', { tabId: 1, shared: true });
+  await call('cdp', { tabId: 1, method: 'Page.enable' });
+  assert.deepEqual((await call('tabs.hold', { tabId: 1, hold: true })).result, { tabId: 1, held: true });
+  await timers.advance(120_000);
+  assert.equal(core.sharing.isAttached(1), true);
+  await call('tabs.hold', { tabId: 1, hold: false });
+  await timers.advance(30_000);
+  assert.equal(core.sharing.isAttached(1), false);
+});
+
+test('stop sharing detaches, ungroups and blocks further cdp', async () => {
+  const { chrome, core, sent, call } = await setup({ tabs: [pageTab] });
+  await call('tabs.share', { tabId: 1, shared: true });
+  await call('cdp', { tabId: 1, method: 'Page.enable' });
+  const res = await call('tabs.share', { tabId: 1, shared: false });
+  assert.equal(res.result.shared, false);
+  assert.equal(core.sharing.isAttached(1), false);
+  assert.ok(sent.some((f) => f.event === 'detached' && f.params.reason === 'unshared'));
+  assert.ok(chrome._calls.some((c) => c[0] === 'tabs.ungroup' && c[1] === 1));
+  assert.equal((await call('cdp', { tabId: 1, method: 'Page.enable' })).code, 'not_shared');
+});
+
+test('the browser detaching or a tab closing reports detached once', async () => {
+  const { chrome, core, sent, call } = await setup({ tabs: [pageTab, { id: 3, url: 'https://b.test/' }] });
+  await call('tabs.share', { tabId: 1, shared: true });
+  await call('tabs.share', { tabId: 3, shared: true });
+  await call('cdp', { tabId: 1, method: 'Page.enable' });
+  await call('cdp', { tabId: 3, method: 'Page.enable' });
+  chrome.debugger.onDetach.fire({ tabId: 1 }, 'canceled_by_user');
+  chrome.debugger.onDetach.fire({ tabId: 1 }, 'canceled_by_user');
+  core.tabClosed(3);
+  chrome.debugger.onDetach.fire({ tabId: 3 }, 'target_closed');
+  const detached = sent.filter((f) => f.event === 'detached').map((f) => f.params);
+  assert.deepEqual(detached, [{ tabId: 1, reason: 'canceled_by_user' }, { tabId: 3, reason: 'target_closed' }]);
+  assert.equal(core.sharing.isShared(3), false);
+});
+
+test('tabs.close, tabs.prepare and window.size need a shared tab', async () => {
+  const { chrome, call } = await setup({ tabs: [pageTab, { id: 4, url: 'chrome://newtab/' }] });
+  for (const m of ['tabs.close', 'tabs.prepare', 'window.size', 'tabs.hold']) {
+    assert.equal((await call(m, { tabId: 4, hold: true })).code, 'not_shared', m);
+  }
+  await call('tabs.share', { tabId: 4, shared: true });
+  const prepared = await call('tabs.prepare', { tabId: 4 });
+  assert.equal(prepared.result.url, 'about:blank');
+  assert.deepEqual((await call('window.size', { tabId: 4, width: 800 })).result, { width: 800, height: 800 });
+  assert.deepEqual(chrome._calls.find((c) => c[0] === 'windows.update')[2], { state: 'normal', width: 800 });
+  assert.equal((await call('window.size', { tabId: 4, width: -5 })).code, 'bad_params');
+  assert.deepEqual((await call('tabs.close', { tabId: 4 })).result, { closed: true });
+  assert.equal(chrome._state.tabs.has(4), false);
+});
+
+test('graph.state validates, stores, and respects the option', async () => {
+  const { chrome, core, call } = await setup();
+  const graph = { thisBrowserId: 'b1', agents: [], browsers: [{ id: 'b1', name: 'Chrome', mode: 'extension', sharedTabs: 0 }] };
+  assert.deepEqual((await call('graph.state', graph)).result, { received: true });
+  assert.deepEqual((await chrome.storage.session.get('graph')).graph, graph);
+  assert.equal((await call('graph.state', { ...graph, thisBrowserId: 'nope' })).code, 'bad_params');
+  core.options = { ...core.options, graph: false };
+  assert.deepEqual((await call('graph.state', graph)).result, { received: false });
+});
+
+test('tools.catalog is stored and announced in tools.policy', async () => {
+  const { chrome, sent, call } = await setup();
+  const res = await call('tools.catalog', { tools: [{ name: 'navigate', description: 'go' }], version: '1' });
+  assert.deepEqual(res.result, { stored: true });
+  assert.equal((await chrome.storage.local.get('toolsCatalog')).toolsCatalog.tools[0].name, 'navigate');
+  assert.deepEqual(sent.at(-1), { event: 'tools.policy', params: { disabled: [], haveCatalog: true, graph: true, overlay: true } });
+  assert.equal((await call('tools.catalog', { tools: 'x' })).code, 'bad_params');
+});
+
+test('extensions.* need the management permission', async () => {
+  const { call } = await setup();
+  const res = await call('extensions.list', {});
+  assert.equal(res.code, 'unauthorized');
+  assert.match(res.error, /popup/);
+});
+
+test('extensions.message checks size and answers with the reply', async () => {
+  const { chrome, call } = await setup({ permissions: ['management'] });
+  chrome.management = { get: async (id) => ({ id, name: 'Other' }) };
+  chrome.runtime.sendMessage = async (id, msg) => ({ echo: msg, to: id });
+  const ok = await call('extensions.message', { id: 'abcdefghijklmnopabcdefghijklmnop', message: { hi: 1 } });
+  assert.deepEqual(ok.result, { reply: { echo: { hi: 1 }, to: 'abcdefghijklmnopabcdefghijklmnop' } });
+  const big = await call('extensions.message', { id: 'abcdefghijklmnopabcdefghijklmnop', message: 'x'.repeat(1024 * 1024) });
+  assert.equal(big.code, 'bad_params');
+  const self = await call('extensions.message', { id: chrome.runtime.id, message: {} });
+  assert.equal(self.code, 'bad_params');
+});
+
+test('extensions.message times out after 30 s', async () => {
+  const { chrome, timers, call } = await setup({ permissions: ['management'] });
+  chrome.management = {};
+  chrome.runtime.sendMessage = () => new Promise(() => {});
+  const pending = call('extensions.message', { id: 'abcdefghijklmnopabcdefghijklmnop', message: {} });
+  await timers.advance(30_000);
+  const res = await pending;
+  assert.equal(res.code, 'timeout');
+});
+
+test('state reloads after a worker restart and forgets closed tabs', async () => {
+  const { chrome, call } = await setup({ tabs: [pageTab, { id: 3, url: 'https://b.test/' }] });
+  await call('tabs.share', { tabId: 1, shared: true });
+  await call('tabs.share', { tabId: 3, shared: true });
+  await call('cdp', { tabId: 1, method: 'Page.enable' });
+  await settle();
+  chrome._state.tabs.delete(3); // closed while the worker slept
+  const core2 = new Core({ chrome, timers: new FakeTimers(), log: quiet });
+  await core2.ready;
+  assert.deepEqual(core2.sharing.toJSON(), { shared: [1], agent: [], held: [], attached: [1] });
+});
+
+test('downloads.list and tabs.list', async () => {
+  const { call } = await setup({ tabs: [pageTab, settingsTab] });
+  assert.equal((await call('downloads.list')).result.length, 1);
+  const list = (await call('tabs.list')).result;
+  assert.deepEqual(list.map((t) => [t.id, t.shared, t.unsupported ?? '']), [[1, false, ''], [2, false, 'browser-internal pages cannot be automated']]);
+});
