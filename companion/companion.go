@@ -21,6 +21,7 @@ import (
 
 	"github.com/reinshq/reins/companion/edge"
 	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/pairing"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -61,6 +62,8 @@ type Companion struct {
 	paused  atomic.Bool
 	overlay atomic.Bool
 
+	offers *pairing.Store
+
 	mu       sync.Mutex
 	subs     map[int]chan struct{}
 	nextSub  int
@@ -89,10 +92,12 @@ func New(cfg Config) (*Companion, error) {
 	}
 	c := &Companion{cfg: cfg, log: cfg.Logger, subs: map[int]chan struct{}{}}
 	c.overlay.Store(true)
+	c.offers = pairing.NewStore(nil, c.changed)
 	c.hub = hub.New(hub.Options{
 		Logger:         cfg.Logger,
 		RequestTimeout: cfg.RequestTimeout,
 		OnChange:       c.changed,
+		OnPairOffer:    c.parkOffer,
 	})
 	c.edge = edge.New(edge.Config{Port: cfg.Port, ExtensionIDs: c.extensionIDs}, c.routes())
 	return c, nil
@@ -160,6 +165,7 @@ func (c *Companion) Shutdown(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 	c.hub.Close()
+	c.offers.Close()
 	var err error
 	if c.srv != nil {
 		err = c.srv.Shutdown(ctx)

@@ -106,8 +106,13 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{secrets: &memSecrets{m: map[string]string{}}, runner: &fakeRunner{started: make(chan string, 4)}, changed: make(chan struct{}, 1), dir: t.TempDir()}
 	m, err := operator.New(operator.Options{
 		DataDir: f.dir, Secrets: f.secrets, Runner: f.runner,
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-		OnChange:   func() { select { case f.changed <- struct{}{}: default: } },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		OnChange: func() {
+			select {
+			case f.changed <- struct{}{}:
+			default:
+			}
+		},
 		MinBackoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
 	})
 	if err != nil {
