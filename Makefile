@@ -83,11 +83,13 @@ COMPANION_PKGS = $$(go list ./companion/... | grep -v -e /keychaintest -e /e2e)
 
 test-race:
 	@mkdir -p $(TEST_TMP)/cache
-	$(TEST_ENV) go test -race -count=1 -timeout 20m $(COMPANION_PKGS) ./app/...
+	$(TEST_ENV) go test -race -count=1 -timeout 20m $(COMPANION_PKGS)
 
+# The GUI side: Fyne's test driver needs no display. app/ links the real
+# driver, so it shares the cgo build cache of bin/reins (no -race there).
 test-ui:
 	@mkdir -p $(TEST_TMP)/cache
-	$(TEST_ENV) go test -count=1 -timeout 10m ./ui/... ./assets/...
+	$(TEST_ENV) go test -count=1 -timeout 10m ./ui/... ./assets/... ./app/... ./cmd/...
 
 # The keychain tests need a real Secret Service: a private session bus with
 # an unlocked gnome-keyring, torn down when the tests end.
