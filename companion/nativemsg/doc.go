@@ -1,0 +1,7 @@
+// Package nativemsg owns Reins' native messaging host: the framing browsers
+// use to talk to a native program over stdio (a 4-byte little-endian length,
+// then UTF-8 JSON, as Prickly and Chrome specify), the small host loop
+// behind `reins native-host` that tells an extension the companion's port and
+// starts the tray app when it is not running, and the host manifests that
+// let Chrome, Chromium, Brave, Edge, Vivaldi and Firefox find that host.
+package nativemsg

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package nativemsg
+
+func getsid() (int, error) { return -1, nil }

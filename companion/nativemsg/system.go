@@ -1,0 +1,132 @@
+package nativemsg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reinshq/reins/companion/wire"
+)
+
+// DefaultPort is where the companion listens unless --port says otherwise.
+const DefaultPort = 47100
+
+// PortFileName is the file in the data dir where a running app writes the
+// port it listens on, as decimal text, so the native host finds it.
+const PortFileName = "port"
+
+// ReadPort returns the port recorded in dataDir, or DefaultPort when there
+// is none or it is unreadable: the host then looks where a default install
+// listens.
+func ReadPort(dataDir string) int {
+	if dataDir == "" {
+		return DefaultPort
+	}
+	b, err := os.ReadFile(filepath.Join(dataDir, PortFileName))
+	if err != nil {
+		return DefaultPort
+	}
+	p, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || p <= 0 || p > 65535 {
+		return DefaultPort
+	}
+	return p
+}
+
+// WritePort records port in dataDir for ReadPort, replacing the file whole
+// so a host never reads half a number.
+func WritePort(dataDir string, port int) error {
+	if port <= 0 || port > 65535 {
+		return fmt.Errorf("write port file: port %d out of range", port)
+	}
+	f, err := os.CreateTemp(dataDir, ".port-*.tmp")
+	if err != nil {
+		return fmt.Errorf("write port file: %w", err)
+	}
+	_, werr := f.WriteString(strconv.Itoa(port) + "\n")
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(f.Name())
+		return fmt.Errorf("write port file: %w", err)
+	}
+	if err := os.Rename(f.Name(), filepath.Join(dataDir, PortFileName)); err != nil {
+		_ = os.Remove(f.Name())
+		return fmt.Errorf("write port file: %w", err)
+	}
+	return nil
+}
+
+// System is the real Handler: the port file in DataDir, a health check over
+// loopback HTTP, and the reins binary started detached.
+type System struct {
+	DataDir    string
+	Binary     string // the reins binary; "" means this executable
+	AppVersion string
+	// Client makes health checks; nil means a client that never follows
+	// redirects or uses a proxy, since the answer must come from loopback.
+	Client *http.Client
+}
+
+func (s *System) Version() string { return s.AppVersion }
+
+func (s *System) Port() int { return ReadPort(s.DataDir) }
+
+var loopbackClient = &http.Client{
+	Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
+	CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	},
+}
+
+// Running asks GET http://127.0.0.1:port/ for the companion's health text;
+// another program on the port does not count.
+func (s *System) Running(ctx context.Context, port int) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", port), nil)
+	if err != nil {
+		return false
+	}
+	c := s.Client
+	if c == nil {
+		c = loopbackClient
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 256))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return false
+	}
+	return strings.TrimSpace(string(body)) == wire.HealthText
+}
+
+// Launch starts the reins binary with no arguments (the tray app), detached
+// from this host: its own session or process group, no stdio (stdout is the
+// browser's pipe), and released so the host can exit.
+func (s *System) Launch() error {
+	bin := s.Binary
+	if bin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("find reins binary: %w", err)
+		}
+		bin = exe
+	}
+	// The browser starts hosts in odd working dirs; home is stable.
+	dir, _ := os.UserHomeDir()
+	p, err := startDetached(bin, dir)
+	if err != nil {
+		return fmt.Errorf("launch %s: %w", bin, err)
+	}
+	return p.Release()
+}
