@@ -19,9 +19,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/edge"
 	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/mcp"
 	"github.com/reinshq/reins/companion/pairing"
+	"github.com/reinshq/reins/companion/tokens"
+	"github.com/reinshq/reins/companion/tools"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -45,6 +49,36 @@ type Config struct {
 	ExtensionIDs []string
 	// RequestTimeout bounds requests to browsers (default 30 s).
 	RequestTimeout time.Duration
+	// Tokens is the agent token store. /mcp verifies bearer tokens against
+	// it and the admin channel issues and revokes through it. Nil refuses
+	// every agent.
+	Tokens TokenStore
+	// Tools replaces the tool engine; tests pass a fake. Nil builds the
+	// real engine.
+	Tools tools.Runner
+	// ShowDashboard brings the tray app's dashboard forward when a second
+	// `reins` asks over the admin channel; nil when headless.
+	ShowDashboard func() error
+	// NoAdmin skips the admin channel (tests that run several companions
+	// on one data dir).
+	NoAdmin bool
+}
+
+// TokenStore is what the companion needs from the token store;
+// *tokens.Manager satisfies it.
+type TokenStore interface {
+	// Verify names the agent a bearer token belongs to, in constant time.
+	Verify(token string) (name string, ok bool)
+	Issue(name string) (string, error)
+	List() ([]tokens.Info, error)
+	Revoke(name string) error
+	OnChange(fn func(tokens.Event)) (cancel func())
+}
+
+// tokenWatcher is a TokenStore that can follow changes other processes make
+// to the store (a `reins token` run while the admin channel was down).
+type tokenWatcher interface {
+	Watch(ctx context.Context, onError func(error)) error
 }
 
 // ErrPortInUse is returned by Start when another program holds the port.
@@ -58,6 +92,16 @@ type Companion struct {
 	edge *edge.Handler
 	srv  *http.Server
 	ln   net.Listener
+
+	mcp       *mcp.Server
+	admin     *admin.Server
+	tokensOff func()
+	watchStop context.CancelFunc
+	watchDone chan struct{}
+	// The graph pusher: one goroutine at a time, run again when a change
+	// arrives while it pushes.
+	graphBusy, graphAgain bool
+	graphWG               sync.WaitGroup
 
 	paused  atomic.Bool
 	overlay atomic.Bool
@@ -92,6 +136,26 @@ func New(cfg Config) (*Companion, error) {
 	}
 	c := &Companion{cfg: cfg, log: cfg.Logger, subs: map[int]chan struct{}{}}
 	c.overlay.Store(true)
+	runner := cfg.Tools
+	if runner == nil {
+		runner = c.newEngine()
+	}
+	c.mcp = mcp.New(mcp.Options{
+		Verifier: verifier(cfg.Tokens),
+		Tools:    runner,
+		Paused:   c.CheckPaused,
+		OnChange: c.changed,
+		Version:  cfg.Version,
+		Logger:   cfg.Logger,
+	})
+	if cfg.Tokens != nil {
+		c.tokensOff = cfg.Tokens.OnChange(func(e tokens.Event) {
+			if e.Kind == tokens.KindAgent && (e.Op == tokens.OpRemoved || e.Op == tokens.OpReplaced) {
+				c.mcp.Revoke(e.Name)
+			}
+			c.changed()
+		})
+	}
 	c.offers = pairing.NewStore(nil, c.changed)
 	c.hub = hub.New(hub.Options{
 		Logger:         cfg.Logger,
@@ -102,6 +166,30 @@ func New(cfg Config) (*Companion, error) {
 	c.edge = edge.New(edge.Config{Port: cfg.Port, ExtensionIDs: c.extensionIDs}, c.routes())
 	return c, nil
 }
+
+// newEngine builds the tool engine, with c.CheckPaused as its pause check
+// so the tray's Pause reaches every tool call.
+func (c *Companion) newEngine() tools.Runner {
+	// The engine (tools.NewEngine) is not in the tree yet; until it lands
+	// /mcp serves an empty catalog.
+	return nil
+}
+
+func verifier(ts TokenStore) mcp.Verifier {
+	if ts == nil {
+		return nil
+	}
+	return ts
+}
+
+// Agents lists the agents that connected over MCP since start.
+func (c *Companion) Agents() []mcp.AgentInfo { return c.mcp.Agents() }
+
+// Tokens is the agent token store, nil when none was configured.
+func (c *Companion) Tokens() TokenStore { return c.cfg.Tokens }
+
+// MCPURL is the URL agents connect to.
+func (c *Companion) MCPURL() string { return c.BaseURL() + "/mcp" }
 
 func (c *Companion) extensionIDs() []string {
 	return append([]string{ExtensionID}, c.cfg.ExtensionIDs...)
@@ -133,6 +221,10 @@ func (c *Companion) Start() error {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	c.ln = ln
+	if err := c.startAdmin(); err != nil {
+		ln.Close()
+		return err
+	}
 	c.srv = &http.Server{
 		Handler:           c.edge,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -164,7 +256,20 @@ func (c *Companion) Shutdown(ctx context.Context) error {
 		delete(c.subs, id)
 	}
 	c.mu.Unlock()
+	if c.tokensOff != nil {
+		c.tokensOff()
+	}
+	if c.watchStop != nil {
+		c.watchStop()
+		<-c.watchDone
+	}
+	if c.admin != nil {
+		c.admin.Close(ctx)
+	}
+	// Before the HTTP server: open SSE streams would hold its Shutdown.
+	c.mcp.Close()
 	c.hub.Close()
+	c.graphWG.Wait()
 	c.offers.Close()
 	var err error
 	if c.srv != nil {
@@ -246,4 +351,84 @@ func (c *Companion) changed() {
 		}
 	}
 	c.mu.Unlock()
+	c.pushGraph()
+}
+
+// pushGraph sends graph.state to Graph-enabled profiles in the background;
+// the hub skips profiles whose snapshot did not change.
+func (c *Companion) pushGraph() {
+	c.mu.Lock()
+	if c.shutdown || c.hub == nil {
+		c.mu.Unlock()
+		return
+	}
+	if c.graphBusy {
+		c.graphAgain = true
+		c.mu.Unlock()
+		return
+	}
+	c.graphBusy = true
+	c.graphWG.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.graphWG.Done()
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			c.hub.PushGraph(ctx, c.mcp.GraphAgents())
+			cancel()
+			c.mu.Lock()
+			if !c.graphAgain || c.shutdown {
+				c.graphBusy, c.graphAgain = false, false
+				c.mu.Unlock()
+				return
+			}
+			c.graphAgain = false
+			c.mu.Unlock()
+		}
+	}()
+}
+
+// startAdmin opens the admin channel and follows token changes other
+// processes make. Only a second companion on the same data dir is fatal:
+// without the channel, `reins token` falls back to the store, whose changes
+// Watch picks up.
+func (c *Companion) startAdmin() error {
+	if w, ok := c.cfg.Tokens.(tokenWatcher); ok {
+		ctx, stop := context.WithCancel(context.Background())
+		c.watchStop, c.watchDone = stop, make(chan struct{})
+		go func() {
+			defer close(c.watchDone)
+			err := w.Watch(ctx, func(err error) { c.log.Warn("reloading tokens", "err", err) })
+			if err != nil && !errors.Is(err, context.Canceled) {
+				c.log.Warn("not watching the token store; restart Reins after changing tokens with it stopped", "err", err)
+			}
+		}()
+	}
+	if c.cfg.NoAdmin {
+		return nil
+	}
+	ln, err := admin.Listen(c.cfg.DataDir)
+	if errors.Is(err, admin.ErrAlreadyRunning) {
+		if c.watchStop != nil {
+			c.watchStop()
+			<-c.watchDone
+			c.watchStop = nil
+		}
+		return err
+	}
+	if err != nil {
+		c.log.Warn("admin channel unavailable; reins token commands will use the store directly", "err", err)
+		return nil
+	}
+	var ts admin.Tokens
+	if c.cfg.Tokens != nil {
+		ts = c.cfg.Tokens
+	}
+	c.admin = admin.Serve(ln, admin.NewHandler(admin.Options{
+		Tokens:        ts,
+		Status:        func() admin.Status { return admin.Status{Port: c.cfg.Port, Version: c.cfg.Version, PID: os.Getpid()} },
+		ShowDashboard: c.cfg.ShowDashboard,
+		Logger:        c.log,
+	}), c.log)
+	return nil
 }

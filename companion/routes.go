@@ -15,6 +15,12 @@ func (c *Companion) routes() map[string]edge.Route {
 	return map[string]edge.Route{
 		// The extension socket and the health text share "/".
 		"/{$}": {Origins: edge.ExtensionOrigin, Handler: http.HandlerFunc(c.serveRoot)},
+		// Agents; the handler checks the bearer token. SelfOrigin, not
+		// NoWebOrigin: the MCP DNS-rebinding conformance check (and any
+		// client in a page the companion serves) sends Origin
+		// http://127.0.0.1:PORT, and once the edge has validated Host no
+		// other page can claim that origin.
+		"/mcp": {Origins: edge.SelfOrigin, Handler: c.mcp},
 	}
 }
 

@@ -1,0 +1,258 @@
+package mcp
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/reinshq/reins/companion/tools"
+	"github.com/reinshq/reins/companion/wire"
+)
+
+// AgentInfo describes an agent that connected since the companion started.
+type AgentInfo struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Connected bool      `json:"connected"`
+	LastSeen  time.Time `json:"lastSeen"`
+	// Sessions counts the agent's initialized MCP sessions.
+	Sessions int `json:"sessions"`
+}
+
+// agent is one token name. Its tool session outlives its MCP sessions, so an
+// agent that reconnects finds its tab group again; revoking the token ends
+// both.
+type agent struct {
+	name     string
+	session  *tools.Session
+	live     int // initialized MCP sessions
+	lastSeen time.Time
+}
+
+// live is one MCP session, tracked from its initialize request.
+type live struct {
+	agent       string
+	initialized bool
+}
+
+// AgentID is the agent's id in the connection graph. Paired backends, which
+// also run as agents, use another prefix.
+func AgentID(name string) string { return "agent:" + name }
+
+// Agents lists the agents seen since start, connected or not, by name.
+func (s *Server) Agents() []AgentInfo {
+	s.mu.Lock()
+	out := make([]AgentInfo, 0, len(s.agents))
+	for _, a := range s.agents {
+		out = append(out, AgentInfo{ID: AgentID(a.name), Name: a.name, Connected: a.live > 0, LastSeen: a.lastSeen, Sessions: a.live})
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// GraphAgents is the agent nodes of the connection graph: connected agents
+// only.
+func (s *Server) GraphAgents() []wire.GraphAgent {
+	out := []wire.GraphAgent{}
+	for _, a := range s.Agents() {
+		if a.Connected {
+			out = append(out, wire.GraphAgent{ID: a.ID, Name: a.Name})
+		}
+	}
+	return out
+}
+
+// Revoke forgets an agent whose token was revoked or replaced: its live MCP
+// sessions are closed and its tool session dropped. The token check itself
+// needs no help, since the Verifier refuses the token from now on.
+func (s *Server) Revoke(name string) {
+	s.mu.Lock()
+	s.epochs[name]++
+	var doomed []*sdk.ServerSession
+	for ss, l := range s.sessions {
+		if l.agent == name {
+			doomed = append(doomed, ss)
+		}
+	}
+	_, known := s.agents[name]
+	delete(s.agents, name)
+	closed := s.closed
+	if !closed {
+		s.wg.Add(len(doomed))
+	}
+	s.mu.Unlock()
+	if closed {
+		return
+	}
+	if len(doomed) > 0 || known {
+		s.log.Info("agent token revoked; closing its sessions", "agent", name, "sessions", len(doomed))
+	}
+	// ServerSession.Close waits for requests in flight; the caller (a token
+	// store callback) must not wait for a slow tool.
+	for _, ss := range doomed {
+		go func() {
+			defer s.wg.Done()
+			ss.Close()
+		}()
+	}
+	if known {
+		s.changed()
+	}
+}
+
+func (s *Server) changed() {
+	if s.opts.OnChange != nil {
+		s.opts.OnChange()
+	}
+}
+
+// track is receiving middleware: it learns which agent owns a session from
+// the session's initialize request, and counts the agent as connected once
+// the client says it is initialized.
+func (s *Server) track(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		ss, ok := req.GetSession().(*sdk.ServerSession)
+		if !ok {
+			return res, err
+		}
+		switch method {
+		case "initialize":
+			s.opened(ss, req.GetExtra())
+		case "notifications/initialized":
+			s.initialized(ss)
+		}
+		return res, err
+	}
+}
+
+func tokenOf(extra *sdk.RequestExtra) (name string, epoch uint64, ok bool) {
+	if extra == nil || extra.TokenInfo == nil || extra.TokenInfo.UserID == "" {
+		return "", 0, false
+	}
+	epoch, _ = extra.TokenInfo.Extra[epochKey].(uint64)
+	return extra.TokenInfo.UserID, epoch, true
+}
+
+func (s *Server) opened(ss *sdk.ServerSession, extra *sdk.RequestExtra) {
+	name, epoch, ok := tokenOf(extra)
+	s.mu.Lock()
+	if _, dup := s.sessions[ss]; dup {
+		s.mu.Unlock()
+		return
+	}
+	// A request verified just before its token was revoked must not leave
+	// a session behind that Revoke did not see.
+	if s.closed {
+		// Close already ended (or is ending) every session; the wait group
+		// may be waited on, so this closes without it. Close is idempotent
+		// and returns at once here.
+		s.mu.Unlock()
+		go ss.Close()
+		return
+	}
+	stale := !ok || s.epochs[name] != epoch
+	if !stale {
+		s.sessions[ss] = &live{agent: name}
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	if stale {
+		// Close waits for requests in flight, this initialize among them.
+		go func() {
+			defer s.wg.Done()
+			ss.Close()
+		}()
+		return
+	}
+	go func() {
+		defer s.wg.Done()
+		ss.Wait()
+		s.ended(ss)
+	}()
+}
+
+func (s *Server) initialized(ss *sdk.ServerSession) {
+	s.mu.Lock()
+	l := s.sessions[ss]
+	if l == nil || l.initialized {
+		s.mu.Unlock()
+		return
+	}
+	l.initialized = true
+	a := s.agents[l.agent]
+	if a == nil {
+		a = &agent{name: l.agent}
+		s.agents[l.agent] = a
+	}
+	a.live++
+	a.lastSeen = time.Now()
+	first := a.live == 1
+	s.mu.Unlock()
+	s.log.Info("agent connected", "agent", l.agent, "session", ss.ID())
+	if first {
+		s.changed()
+	}
+}
+
+func (s *Server) ended(ss *sdk.ServerSession) {
+	s.mu.Lock()
+	l := s.sessions[ss]
+	delete(s.sessions, ss)
+	last := false
+	if l != nil && l.initialized {
+		if a := s.agents[l.agent]; a != nil {
+			a.live--
+			a.lastSeen = time.Now()
+			last = a.live == 0
+		}
+	}
+	s.mu.Unlock()
+	if l == nil {
+		return
+	}
+	s.log.Info("agent session ended", "agent", l.agent, "session", ss.ID())
+	if last {
+		s.changed()
+	}
+}
+
+// sessionFor is the engine's way to the calling agent's tool session.
+func (s *Server) sessionFor(_ context.Context, req *sdk.CallToolRequest) (*tools.Session, error) {
+	name, _, ok := tokenOf(req.Extra)
+	if !ok {
+		return nil, wire.Errorf(wire.CodeUnauthorized, "this call carries no verified agent token")
+	}
+	return s.toolSession(name)
+}
+
+func (s *Server) toolSession(name string) (*tools.Session, error) {
+	s.mu.Lock()
+	a := s.agents[name]
+	if a != nil && a.session != nil {
+		defer s.mu.Unlock()
+		return a.session, nil
+	}
+	s.mu.Unlock()
+	// NewSession may do work; build outside the lock and keep the first.
+	ts := s.opts.Tools.NewSession(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a = s.agents[name]
+	if a == nil {
+		// Called before the client finished initializing, or after a
+		// revocation raced this call: either way not connected.
+		a = &agent{name: name, lastSeen: time.Now()}
+		s.agents[name] = a
+	}
+	if a.session == nil {
+		a.session = ts
+	}
+	return a.session, nil
+}

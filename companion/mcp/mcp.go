@@ -1,0 +1,191 @@
+// Package mcp serves agents at /mcp over MCP Streamable HTTP (the official
+// go-sdk). It owns the bearer-token check in front of the SDK, the mapping of
+// a token to an agent identity (the token's name) with one tool session per
+// agent, and the registry of connected agents that feeds the connection
+// graph. Host and Origin are checked by the companion's edge before any
+// request reaches it.
+package mcp
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/reinshq/reins/companion/tools"
+)
+
+// DefaultSessionTimeout closes an MCP session that sent no request for this
+// long, so an agent that vanished without a DELETE leaves the connection
+// graph. Clients re-initialize after it, as the spec requires on a 404.
+const DefaultSessionTimeout = 30 * time.Minute
+
+// Verifier checks a bearer token and names the agent it belongs to. It must
+// compare in constant time and see revocations at once; the companion's
+// *tokens.Manager does both.
+type Verifier interface {
+	Verify(token string) (name string, ok bool)
+}
+
+// Registrar is a tool engine that registers its own tools on an MCP server,
+// asking sessionFor for the calling agent's session on each call. The real
+// engine is one; a plain tools.Runner is registered from its catalog instead.
+type Registrar interface {
+	RegisterMCP(srv *sdk.Server, sessionFor func(context.Context, *sdk.CallToolRequest) (*tools.Session, error))
+}
+
+// Options configure a Server.
+type Options struct {
+	// Verifier checks bearer tokens. Nil refuses every request.
+	Verifier Verifier
+	// Tools is the tool engine. If it implements Registrar, it registers its
+	// tools itself (and checks pause itself); otherwise its Catalog is
+	// registered here and Paused is checked before each Call.
+	Tools tools.Runner
+	// Paused returns a paused-coded error while automation is paused.
+	Paused func() error
+	// OnChange is called, without locks held, when an agent connects or
+	// leaves. It must not block.
+	OnChange func()
+	// SessionTimeout overrides DefaultSessionTimeout.
+	SessionTimeout time.Duration
+	Version        string
+	Logger         *slog.Logger
+}
+
+// Server is the /mcp endpoint.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	srv     *sdk.Server
+	handler http.Handler
+
+	mu       sync.Mutex
+	agents   map[string]*agent
+	sessions map[*sdk.ServerSession]*live
+	epochs   map[string]uint64 // bumped on revocation; see join
+	closed   bool
+	wg       sync.WaitGroup
+}
+
+// New builds the endpoint and registers the tools.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = DefaultSessionTimeout
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	s := &Server{
+		opts:     opts,
+		log:      opts.Logger,
+		agents:   map[string]*agent{},
+		sessions: map[*sdk.ServerSession]*live{},
+		epochs:   map[string]uint64{},
+	}
+	s.srv = sdk.NewServer(&sdk.Implementation{Name: "reins", Title: "Reins", Version: opts.Version}, &sdk.ServerOptions{
+		Instructions: "Reins drives the person's own logged-in browser. Tools act only on tabs the person shared with Reins; " +
+			"your tabs are kept in a tab group named after you. The person can pause automation at any time: tools then fail with code paused.",
+		Capabilities: &sdk.ServerCapabilities{
+			Logging: &sdk.LoggingCapabilities{},
+			Tools:   &sdk.ToolCapabilities{ListChanged: true},
+		},
+	})
+	s.srv.AddReceivingMiddleware(s.track)
+	if opts.Tools != nil {
+		if r, ok := opts.Tools.(Registrar); ok {
+			r.RegisterMCP(s.srv, s.sessionFor)
+		} else {
+			s.registerCatalog()
+		}
+	}
+	httpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
+		SessionTimeout: opts.SessionTimeout,
+		// DNS-rebinding protection stays on (the SDK's default); the edge
+		// already refused bad Hosts, this is the second lock.
+		Logger: opts.Logger,
+	})
+	// The SDK binds each session to the TokenInfo's UserID, so one agent
+	// cannot ride another's session id. The token was verified already;
+	// this only hands the result over.
+	s.handler = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		if ti, ok := ctx.Value(verifiedKey{}).(*auth.TokenInfo); ok {
+			return ti, nil
+		}
+		return nil, auth.ErrInvalidToken
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(httpHandler)
+	return s
+}
+
+type verifiedKey struct{}
+
+// epochKey carries, in TokenInfo.Extra, the agent's revocation epoch at the
+// time its token was verified.
+const epochKey = "reins.epoch"
+
+// unauthorizedBody tells a person reading a client's error log what to do.
+const unauthorizedBody = "reins: missing or invalid bearer token. Issue a token with `reins token issue NAME` or from the Reins dashboard, " +
+	"and send it as \"Authorization: Bearer TOKEN\".\n"
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name, ok := s.authenticate(r)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="reins", error="invalid_token"`)
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(unauthorizedBody))
+		return
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		http.Error(w, "reins: the companion is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	epoch := s.epochs[name]
+	if a := s.agents[name]; a != nil {
+		a.lastSeen = time.Now()
+	}
+	s.mu.Unlock()
+	ti := &auth.TokenInfo{UserID: name, Extra: map[string]any{epochKey: epoch}}
+	s.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti)))
+}
+
+// authenticate returns the agent name of the request's bearer token. The
+// token itself is never logged nor kept.
+func (s *Server) authenticate(r *http.Request) (string, bool) {
+	if s.opts.Verifier == nil {
+		return "", false
+	}
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	if token == "" {
+		return "", false
+	}
+	return s.opts.Verifier.Verify(token)
+}
+
+// Close ends every MCP session and waits for the bookkeeping of each to
+// finish. Later requests get 503. Close it before shutting the HTTP server
+// down: open SSE streams would otherwise hold Shutdown until its deadline.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	for ss := range s.srv.Sessions() {
+		ss.Close()
+	}
+	s.wg.Wait()
+}
