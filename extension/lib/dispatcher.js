@@ -121,7 +121,14 @@ export function createHandlers(core) {
         tab = win.tabs?.[0];
         if (!tab) throw new WireError(Codes.internal, `cannot open a tab: ${err?.message ?? err}`);
       }
-      await core.share(tab.id, { agent: true, group });
+      try {
+        await core.share(tab.id, { agent: true, group });
+      } catch (err) {
+        // A New Tab URL can land on a page that may not be shared (a
+        // third-party New Tab page); an unshared agent tab would be litter.
+        await chrome.tabs.remove(tab.id).catch(() => {});
+        throw err;
+      }
       return core.info(await core.getTab(tab.id));
     },
 

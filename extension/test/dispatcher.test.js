@@ -58,9 +58,23 @@ test('tabs.create shares the tab as an agent tab and groups it', async () => {
 });
 
 test('tabs.create refuses restricted urls', async () => {
-  const { call } = await setup();
+  const { chrome, call } = await setup();
   const res = await call('tabs.create', { url: 'chrome://settings' });
   assert.equal(res.code, 'restricted_url');
+  assert.ok(!chrome._calls.some((c) => c[0] === 'tabs.create'));
+});
+
+test('tabs.create closes a tab that landed on a page it may not share', async () => {
+  const { chrome, call } = await setup();
+  const create = chrome.tabs.create;
+  chrome.tabs.create = async (props) => {
+    const t = await create(props);
+    Object.assign(chrome._state.tabs.get(t.id), { url: 'chrome://new-tab-page-third-party/' });
+    return t;
+  };
+  const res = await call('tabs.create', { url: 'chrome://newtab/' });
+  assert.equal(res.code, 'restricted_url');
+  assert.equal(chrome._state.tabs.size, 0);
 });
 
 test('cdp on an unshared tab is not_shared', async () => {
