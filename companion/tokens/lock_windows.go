@@ -5,6 +5,7 @@ package tokens
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/windows"
 )
@@ -12,7 +13,7 @@ import (
 // lockDir takes the data dir's cross-process lock, so a CLI and a running
 // companion editing tokens at once do not lose each other's index changes.
 func lockDir(dir string) (unlock func(), err error) {
-	f, err := os.OpenFile(dir+string(os.PathSeparator)+lockFile, os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock token index: %w", err)
 	}
