@@ -95,7 +95,8 @@ test-ui:
 # an unlocked gnome-keyring, torn down when the tests end.
 test-keychain:
 	@mkdir -p $(TEST_TMP)/cache
-	$(TEST_ENV) dbus-run-session -- sh -c 'echo -n reins-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null && go test -count=1 -timeout 5m ./companion/tokens/keychaintest/'
+	@rm -rf $(TEST_TMP)/keyring && mkdir -p $(TEST_TMP)/keyring
+	$(TEST_ENV) XDG_DATA_HOME=$(TEST_TMP)/keyring dbus-run-session -- sh -c 'echo -n reins-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null && go test -count=1 -timeout 5m ./companion/tokens/keychaintest/'
 
 # Real reins headless, real Chromium with the real extension/.
 test-e2e: build
