@@ -6,13 +6,14 @@
 import { Core } from './core.js';
 import { createDispatcher } from './dispatcher.js';
 import { Connection } from './connection.js';
-import { parseFrame, PROTOCOL_VERSION } from './frames.js';
+import { parseFrame, errorFrame, WireError, Codes, PROTOCOL_VERSION } from './frames.js';
 import { detectBrowser } from './browser.js';
 import { buildOffer, queueOffer } from './pairing.js';
 import { DEFAULT_PORT, NATIVE_HOST, normalizeOptions, parsePort } from './settings.js';
 import { unsupportedReason } from './urlrules.js';
 
 const NATIVE_TIMEOUT_MS = 1000;
+const MAX_FRAME_BYTES = 64 << 20;
 const KEEPALIVE_ALARM = 'reins-keepalive';
 const OFFER_NOTICE_MS = 10 * 60 * 1000;
 
@@ -113,7 +114,7 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
     const frame = parseFrame(text);
     switch (frame.kind) {
       case 'request':
-        dispatcher.handle(frame).then((answer) => conn.send(answer));
+        dispatcher.handle(frame).then((answer) => conn.send(fitFrame(answer)));
         return;
       case 'event':
         // Events this version does not know are ignored, as v3 requires.
@@ -307,6 +308,18 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
   );
 
   return { core, conn, dispatcher };
+}
+
+/**
+ * The companion closes the socket on a frame over 64 MiB, which would fail
+ * every request in flight; an oversized answer becomes an error instead.
+ */
+export function fitFrame(answer, max = MAX_FRAME_BYTES) {
+  if (answer.result === undefined) return answer;
+  const text = JSON.stringify(answer);
+  // Each UTF-16 unit is at most 3 UTF-8 bytes: only long texts need counting.
+  if (text.length * 3 <= max || new TextEncoder().encode(text).length <= max) return answer;
+  return errorFrame(answer.id, new WireError(Codes.internal, 'the result is larger than the 64 MiB frame limit'));
 }
 
 function withTimeout(promise, ms) {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startService } from '../lib/service.js';
+import { startService, fitFrame } from '../lib/service.js';
 import { fakeChrome, FakeTimers, settle } from './fakes.js';
 
 class FakeSocket {
@@ -205,4 +205,10 @@ test('content scripts cannot change sharing; extension pages can', async () => {
   const other = await message(chrome, { type: 'share', tabId: 1, shared: false }, { id: 'someotherextension', url: 'chrome-extension://someotherextension/x.html' });
   assert.equal(other, undefined);
   assert.equal(svc.core.sharing.isShared(1), true);
+});
+
+test('an answer over the frame limit becomes an error', () => {
+  assert.deepEqual(fitFrame({ id: 1, result: { data: 'x'.repeat(100) } }, 50), { id: 1, error: 'the result is larger than the 64 MiB frame limit', code: 'internal' });
+  assert.deepEqual(fitFrame({ id: 2, result: { data: 'x' } }, 50), { id: 2, result: { data: 'x' } });
+  assert.deepEqual(fitFrame({ id: 3, error: 'e', code: 'internal' }, 5), { id: 3, error: 'e', code: 'internal' });
 });
