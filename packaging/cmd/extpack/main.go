@@ -1,0 +1,238 @@
+// Command extpack builds the browser-store packages of the Reins extension
+// and checks that the extension carries the app's version.
+//
+// FyneApp.toml's [Details] Version is the one version of Reins. The Chromium
+// folder extension/ is loaded unpacked as is in development, so its
+// manifest.json must already say that version; extpack refuses to package
+// (and `check` fails) when it does not, rather than quietly rewriting it.
+//
+//	extpack version                  print the version from FyneApp.toml
+//	extpack check                    fail unless extension/manifest.json has it
+//	extpack chrome -o FILE.zip       Chrome Web Store package (no "key", no tests)
+//	extpack firefox -o FILE.xpi      Firefox package (manifest transformed)
+//	extpack firefox-manifest [-o F]  the Firefox manifest alone
+//	extpack copy -o DIR              the shipped files as a folder (Linux package)
+//	extpack id DIR                   Chromium's id for DIR loaded unpacked
+//	extpack keyid                    the id that manifest.json's "key" pins
+//
+// Flags common to all: -root DIR (the repository, default "."), -ext DIR
+// (default ROOT/extension).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+}
+
+type config struct {
+	root, ext, out string
+	dataCollection string
+}
+
+func run(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: extpack version|check|chrome|firefox|firefox-manifest|copy|id|keyid [flags]")
+		return 2
+	}
+	cmd, args := args[0], args[1:]
+	fs := flag.NewFlagSet("extpack "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	fs.StringVar(&c.root, "root", ".", "repository root (holds FyneApp.toml)")
+	fs.StringVar(&c.ext, "ext", "", "extension folder (default ROOT/extension)")
+	fs.StringVar(&c.out, "o", "", "output file")
+	fs.StringVar(&c.dataCollection, "data-collection", defaultDataCollection,
+		"Firefox data_collection_permissions.required, comma-separated")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if c.ext == "" {
+		c.ext = filepath.Join(c.root, "extension")
+	}
+	if err := dispatch(cmd, fs.Args(), c, stdout, getenv); err != nil {
+		fmt.Fprintf(stderr, "extpack %s: %v\n", cmd, err)
+		return 1
+	}
+	return 0
+}
+
+// defaultDataCollection is what the Firefox listing declares. Reins sends
+// page content and tab activity out of the extension, to the local companion
+// and from there to the agents the person connected, so it declares both
+// rather than "none"; Firefox shows this to the person before install.
+const defaultDataCollection = "websiteContent,browsingActivity"
+
+func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func(string) string) error {
+	switch cmd {
+	case "version":
+		v, err := appVersion(c.root)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, v)
+		return nil
+	case "check":
+		_, v, err := load(c)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "extension/manifest.json version %s matches FyneApp.toml\n", v)
+		return nil
+	case "chrome", "firefox":
+		if c.out == "" {
+			return errors.New("-o FILE is required")
+		}
+		m, v, err := load(c)
+		if err != nil {
+			return err
+		}
+		var variant *object
+		if cmd == "chrome" {
+			variant = chromeManifest(m)
+		} else if variant, err = firefoxManifest(m, firefoxOptions{DataCollection: splitList(c.dataCollection)}); err != nil {
+			return err
+		}
+		b, err := variant.indent()
+		if err != nil {
+			return err
+		}
+		mtime, err := buildTime(getenv)
+		if err != nil {
+			return err
+		}
+		files, err := writeZipFile(c.out, c.ext, b, mtime)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s (version %s, %d files)\n", c.out, v, len(files))
+		return nil
+	case "copy":
+		if c.out == "" {
+			return errors.New("-o DIR is required")
+		}
+		if _, _, err := load(c); err != nil {
+			return err
+		}
+		files, err := copyTree(c.ext, c.out)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "copied %d files to %s\n", len(files), c.out)
+		return nil
+	case "firefox-manifest":
+		m, _, err := load(c)
+		if err != nil {
+			return err
+		}
+		ff, err := firefoxManifest(m, firefoxOptions{DataCollection: splitList(c.dataCollection)})
+		if err != nil {
+			return err
+		}
+		b, err := ff.indent()
+		if err != nil {
+			return err
+		}
+		if c.out == "" {
+			_, err = stdout.Write(b)
+			return err
+		}
+		return os.WriteFile(c.out, b, 0o644)
+	case "id":
+		if len(args) != 1 {
+			return errors.New("usage: extpack id DIR")
+		}
+		id, err := unpackedID(args[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, id)
+		return nil
+	case "keyid":
+		m, err := readManifest(c.ext)
+		if err != nil {
+			return err
+		}
+		var key string
+		if err := m.get("key", &key); err != nil {
+			return fmt.Errorf("extension manifest: %w", err)
+		}
+		id, err := keyID(key)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, id)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+// load reads the manifest and fails unless its version is the app's.
+func load(c config) (*object, string, error) {
+	want, err := appVersion(c.root)
+	if err != nil {
+		return nil, "", err
+	}
+	m, err := readManifest(c.ext)
+	if err != nil {
+		return nil, "", err
+	}
+	got, err := manifestVersion(m)
+	if err != nil {
+		return nil, "", err
+	}
+	if got != want {
+		return nil, "", fmt.Errorf("%s says version %q but FyneApp.toml says %q: set them equal (FyneApp.toml is the source)",
+			filepath.Join(c.ext, "manifest.json"), got, want)
+	}
+	return m, want, nil
+}
+
+func readManifest(ext string) (*object, error) {
+	b, err := os.ReadFile(filepath.Join(ext, "manifest.json"))
+	if err != nil {
+		return nil, err
+	}
+	return parseManifest(b)
+}
+
+// appVersion is FyneApp.toml's [Details] Version, validated as the stores
+// will validate it.
+func appVersion(root string) (string, error) {
+	var meta struct {
+		Details struct {
+			Version string
+		}
+	}
+	p := filepath.Join(root, "FyneApp.toml")
+	if _, err := toml.DecodeFile(p, &meta); err != nil {
+		return "", fmt.Errorf("reading %s: %w", p, err)
+	}
+	if meta.Details.Version == "" {
+		return "", fmt.Errorf("%s has no [Details] Version", p)
+	}
+	if err := checkVersion(meta.Details.Version); err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	return meta.Details.Version, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

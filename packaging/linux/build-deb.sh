@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Builds dist/reins_VERSION_ARCH.deb from an already built binary.
+#
+#   packaging/linux/build-deb.sh BINARY OUTDIR
+#
+# Only dpkg-deb and dpkg-shlibdeps (dpkg-dev) are needed: no debhelper, no
+# source package. The layout:
+#   /usr/bin/reins                              the app (tray, CLI, host)
+#   /usr/lib/reins/reins-native-host            what browser manifests name
+#   /usr/share/applications/reins.desktop
+#   /usr/share/icons/hicolor/NxN/apps/reins.png from assets/
+#   /usr/share/reins/extension/                 the extension, for "Load unpacked"
+#   /etc/opt/chrome/…, /etc/chromium/…, /etc/opt/edge/…, … native messaging
+#   /usr/lib/mozilla/native-messaging-hosts/    manifests (conffiles)
+set -euo pipefail
+
+bin=${1:?usage: build-deb.sh BINARY OUTDIR}
+out=${2:?usage: build-deb.sh BINARY OUTDIR}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root"
+
+version=$(go run ./packaging/cmd/extpack version)
+arch=$(dpkg --print-architecture)
+[ -x "$bin" ] || { echo "build-deb: $bin is not an executable" >&2; exit 1; }
+
+# The stage sits in a debian/ tree so dpkg-shlibdeps finds the binary where
+# it expects a package's files and does not warn.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/debian"
+stage="$work/debian/reins"
+umask 022
+
+install -D -m 0755 "$bin" "$stage/usr/bin/reins"
+install -D -m 0755 "$here/reins-native-host" "$stage/usr/lib/reins/reins-native-host"
+install -D -m 0644 "$here/reins.desktop" "$stage/usr/share/applications/reins.desktop"
+
+# Icons go to the hicolor size their pixels say, so adding a size to assets/
+# needs no change here.
+for png in assets/icon.png assets/icon_[0-9]*.png; do
+	[ -f "$png" ] || continue
+	size=$(od -An -tu1 -j16 -N8 "$png" | awk '{print $3*256+$4 "x" $7*256+$8}')
+	install -D -m 0644 "$png" "$stage/usr/share/icons/hicolor/$size/apps/reins.png"
+done
+
+# The unpacked extension keeps its manifest "key", so Chromium gives it the
+# same id as the store build and the native host manifests allow it.
+go run ./packaging/cmd/extpack copy -o "$stage/usr/share/reins/extension"
+
+# dpkg removes files under /etc on purge only when they are conffiles, and
+# policy wants every shipped /etc file listed: a person who edits one (to
+# allow a second extension id, say) keeps the edit across upgrades.
+mkdir -p "$stage/DEBIAN"
+go run ./packaging/cmd/nmhosts linux -path /usr/lib/reins/reins-native-host -root "$stage" \
+	| grep '^/etc/' >"$stage/DEBIAN/conffiles" || true
+
+depends=$(cd "$work" && printf 'Source: reins\n\nPackage: reins\nArchitecture: any\n' >debian/control &&
+	dpkg-shlibdeps -O -e"$stage/usr/bin/reins" | sed -n 's/^shlibs:Depends=//p')
+[ -n "$depends" ] || { echo "build-deb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+
+website=$(sed -n 's/^ *Website *= *"\(.*\)"/\1/p' FyneApp.toml)
+size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
+cat >"$stage/DEBIAN/control" <<EOF
+Package: reins
+Version: $version
+Architecture: $arch
+Maintainer: Reins <reins@reins.dev>
+Installed-Size: $size
+Depends: $depends
+Recommends: gnome-keyring
+Suggests: chromium | google-chrome-stable | firefox-esr | firefox
+Section: net
+Priority: optional
+Homepage: $website
+Description: let AI agents drive your logged-in browser, with you in control
+ Reins is a tray app that runs a local companion on 127.0.0.1. The Reins
+ browser extension connects to it from every browser profile, and AI
+ agents (Claude Code, Cursor, Claude Desktop, any MCP client) reach it
+ with a token you issue. You can pause every agent from the tray, see who
+ is connected and watch or take over any shared tab.
+ .
+ Tokens are kept in the desktop keychain (Secret Service), hence the
+ recommendation of gnome-keyring; KWallet works too.
+EOF
+
+(cd "$stage" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) >"$stage/DEBIAN/md5sums"
+chmod 0644 "$stage/DEBIAN/"*
+
+mkdir -p "$out"
+deb="$out/reins_${version}_${arch}.deb"
+dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >/dev/null
+echo "built $deb ($(du -h "$deb" | cut -f1)), Depends: $depends"
