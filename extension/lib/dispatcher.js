@@ -89,6 +89,8 @@ export function createHandlers(core) {
     },
 
     async 'tabs.activate'(params) {
+      // Any tab: bringing a tab to the front reads and changes nothing in
+      // it, and the dashboard uses it to show the person a tab.
       const tab = await core.getTab(tabIdOf(params));
       await chrome.windows.update(tab.windowId, { focused: true });
       const updated = await chrome.tabs.update(tab.id, { active: true });
