@@ -11,6 +11,7 @@ import (
 var chromiumNewTabs = []string{
 	"chrome://newtab",
 	"chrome://new-tab-page",
+	"chrome://new-tab-page-third-party",
 	"chrome-search://local-ntp",
 	"edge://newtab",
 	"brave://newtab",

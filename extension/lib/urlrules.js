@@ -7,6 +7,7 @@
 const chromiumNewTabs = [
   'chrome://newtab',
   'chrome://new-tab-page',
+  'chrome://new-tab-page-third-party',
   'chrome-search://local-ntp',
   'edge://newtab',
   'brave://newtab',
