@@ -69,7 +69,7 @@ test('tabs.create closes a tab that landed on a page it may not share', async ()
   const create = chrome.tabs.create;
   chrome.tabs.create = async (props) => {
     const t = await create(props);
-    Object.assign(chrome._state.tabs.get(t.id), { url: 'chrome://new-tab-page-third-party/' });
+    Object.assign(chrome._state.tabs.get(t.id), { url: 'chrome://settings/' });
     return t;
   };
   const res = await call('tabs.create', { url: 'chrome://newtab/' });
