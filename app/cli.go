@@ -105,6 +105,9 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"headless", "run the companion without the tray (servers, tests)", runHeadless},
+		{"native-host", "serve the browser extension over native messaging (browsers start this)", runNativeHost},
+		{"install-native-host", "register the native messaging host with this user's browsers", runInstallNativeHost},
+		{"uninstall-native-host", "remove this user's native messaging host registrations", runUninstallNativeHost},
 		{"version", "print the version", runVersion},
 	}
 }
