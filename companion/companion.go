@@ -23,6 +23,7 @@ import (
 	"github.com/reinshq/reins/companion/edge"
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/mcp"
+	"github.com/reinshq/reins/companion/operator"
 	"github.com/reinshq/reins/companion/pairing"
 	"github.com/reinshq/reins/companion/tokens"
 	"github.com/reinshq/reins/companion/tools"
@@ -106,7 +107,8 @@ type Companion struct {
 	paused  atomic.Bool
 	overlay atomic.Bool
 
-	offers *pairing.Store
+	offers    *pairing.Store
+	operators *operator.Manager
 
 	mu       sync.Mutex
 	subs     map[int]chan struct{}
@@ -157,6 +159,9 @@ func New(cfg Config) (*Companion, error) {
 		})
 	}
 	c.offers = pairing.NewStore(nil, c.changed)
+	if err := c.newOperators(runner); err != nil {
+		return nil, err
+	}
 	c.hub = hub.New(hub.Options{
 		Logger:         cfg.Logger,
 		RequestTimeout: cfg.RequestTimeout,
@@ -225,6 +230,9 @@ func (c *Companion) Start() error {
 		ln.Close()
 		return err
 	}
+	if c.operators != nil {
+		c.operators.Start()
+	}
 	c.srv = &http.Server{
 		Handler:           c.edge,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -271,6 +279,9 @@ func (c *Companion) Shutdown(ctx context.Context) error {
 	c.hub.Close()
 	c.graphWG.Wait()
 	c.offers.Close()
+	if c.operators != nil {
+		c.operators.Close()
+	}
 	var err error
 	if c.srv != nil {
 		err = c.srv.Shutdown(ctx)
@@ -374,7 +385,7 @@ func (c *Companion) pushGraph() {
 		defer c.graphWG.Done()
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			c.hub.PushGraph(ctx, c.mcp.GraphAgents())
+			c.hub.PushGraph(ctx, c.graphAgents())
 			cancel()
 			c.mu.Lock()
 			if !c.graphAgain || c.shutdown {
