@@ -32,9 +32,15 @@ func runHeadless(env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Refuse to start without a usable token store: with --keyring os and no
+	// reachable keychain the error names --keyring file.
+	store, err := openTokens(common.DataDir, common.Keyring)
+	if err != nil {
+		return err
+	}
 	c, err := companion.New(companion.Config{
 		Port: common.Port, DataDir: common.DataDir, Version: Version, Logger: log,
-		ExtensionIDs: extIDs,
+		ExtensionIDs: extIDs, Tokens: store,
 	})
 	if err != nil {
 		return err

@@ -193,24 +193,21 @@ func (s *Server) initialized(ss *sdk.ServerSession) {
 	}
 	a.live++
 	a.lastSeen = time.Now()
-	first := a.live == 1
 	s.mu.Unlock()
-	s.log.Info("agent connected", "agent", l.agent, "session", ss.ID())
-	if first {
-		s.changed()
-	}
+	s.log.Info("agent session initialized", "agent", l.agent, "session", ss.ID())
+	s.changed()
 }
 
 func (s *Server) ended(ss *sdk.ServerSession) {
 	s.mu.Lock()
 	l := s.sessions[ss]
 	delete(s.sessions, ss)
-	last := false
+	counted := false
 	if l != nil && l.initialized {
 		if a := s.agents[l.agent]; a != nil {
 			a.live--
 			a.lastSeen = time.Now()
-			last = a.live == 0
+			counted = true
 		}
 	}
 	s.mu.Unlock()
@@ -218,7 +215,7 @@ func (s *Server) ended(ss *sdk.ServerSession) {
 		return
 	}
 	s.log.Info("agent session ended", "agent", l.agent, "session", ss.ID())
-	if last {
+	if counted {
 		s.changed()
 	}
 }

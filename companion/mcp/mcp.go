@@ -49,8 +49,8 @@ type Options struct {
 	Tools tools.Runner
 	// Paused returns a paused-coded error while automation is paused.
 	Paused func() error
-	// OnChange is called, without locks held, when an agent connects or
-	// leaves. It must not block.
+	// OnChange is called, without locks held, when an agent's sessions
+	// change (connect, leave, revoked). It must not block.
 	OnChange func()
 	// SessionTimeout overrides DefaultSessionTimeout.
 	SessionTimeout time.Duration

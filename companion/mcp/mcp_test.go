@@ -1,0 +1,649 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/hub/hubtest"
+	"github.com/reinshq/reins/companion/mcp"
+	"github.com/reinshq/reins/companion/tokens"
+	"github.com/reinshq/reins/companion/tools"
+	"github.com/reinshq/reins/companion/wire"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeRunner is a tools.Runner whose browser_tabs tool asks the first
+// connected browser for its tabs through the hub, so a call crosses
+// MCP → runner → hub → extension and back.
+type fakeRunner struct {
+	hub *hub.Hub
+
+	mu       sync.Mutex
+	sessions []*tools.Session
+	calls    []fakeCall
+}
+
+type fakeCall struct {
+	agent string
+	tool  string
+	sess  *tools.Session
+	args  string
+}
+
+var catalog = []tools.Info{
+	{
+		Name: "browser_tabs", Description: "List the tabs shared with Reins.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`), ReadOnly: true, Batchable: true,
+	},
+	{
+		Name: "browser_click", Description: "Click an element.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"tabId":{"type":"integer"}},"required":["tabId"]}`),
+		Destructive: true, Mutating: true,
+	},
+}
+
+func (f *fakeRunner) Catalog() []tools.Info { return catalog }
+
+func (f *fakeRunner) NewSession(agent string) *tools.Session {
+	s := &tools.Session{Agent: agent}
+	f.mu.Lock()
+	f.sessions = append(f.sessions, s)
+	f.mu.Unlock()
+	return s
+}
+
+func (f *fakeRunner) Call(ctx context.Context, s *tools.Session, tool string, args json.RawMessage) *tools.Result {
+	f.mu.Lock()
+	f.calls = append(f.calls, fakeCall{agent: s.AgentName(), tool: tool, sess: s, args: string(args)})
+	f.mu.Unlock()
+	if tool != "browser_tabs" {
+		return &tools.Result{Content: []tools.Content{{Type: "text", Text: "clicked for " + s.AgentName()}}}
+	}
+	bs := f.hub.Browsers()
+	if len(bs) == 0 {
+		return &tools.Result{IsError: true, Code: wire.CodeNoSuchBrowser, Content: []tools.Content{{Type: "text", Text: "no browser"}}}
+	}
+	raw, err := f.hub.Request(ctx, bs[0].ID, wire.MethodTabsList, nil)
+	if err != nil {
+		return &tools.Result{IsError: true, Code: wire.CodeInternal, Content: []tools.Content{{Type: "text", Text: err.Error()}}}
+	}
+	return &tools.Result{Content: []tools.Content{{Type: "text", Text: string(raw)}}}
+}
+
+func (f *fakeRunner) lastCall() fakeCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.calls) == 0 {
+		return fakeCall{}
+	}
+	return f.calls[len(f.calls)-1]
+}
+
+type env struct {
+	c       *companion.Companion
+	tokens  *tokens.Manager
+	runner  *fakeRunner
+	port    int
+	base    string // http://127.0.0.1:PORT
+	changes <-chan struct{}
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func shortTempDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "rmcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return filepath.Join(d, "data")
+}
+
+// newEnv serves the full companion handler (edge checks included) on a
+// real 127.0.0.1 listener.
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	dir := shortTempDir(t)
+	tm, err := tokens.Open(dir, tokens.KeyringFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	runner := &fakeRunner{}
+	c, err := companion.New(companion.Config{
+		Port: port, DataDir: dir, Version: "test", Logger: quietLogger(),
+		Tokens: tm, Tools: runner, RequestTimeout: 5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner.hub = c.Hub()
+	srv := httptest.NewUnstartedServer(c.Handler())
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	changes, stop := c.Changes()
+	t.Cleanup(func() {
+		stop()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c.Shutdown(ctx)
+		srv.Close()
+	})
+	return &env{c: c, tokens: tm, runner: runner, port: port, base: "http://127.0.0.1:" + strconv.Itoa(port), changes: changes}
+}
+
+func (e *env) issue(t *testing.T, name string) string {
+	t.Helper()
+	tok, err := e.tokens.Issue(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// waitFor re-checks cond whenever the companion reports a change, until a
+// deadline.
+func (e *env) waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for !cond() {
+		select {
+		case <-e.changes:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func (e *env) agent(name string) (mcp.AgentInfo, bool) {
+	for _, a := range e.c.Agents() {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return mcp.AgentInfo{}, false
+}
+
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// connect opens an MCP session with the official client over real HTTP.
+func (e *env) connect(t *testing.T, token string) *sdk.ClientSession {
+	t.Helper()
+	cs, err := e.tryConnect(t, token)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func (e *env) tryConnect(t *testing.T, token string) (*sdk.ClientSession, error) {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	cl := sdk.NewClient(&sdk.Implementation{Name: "reins-test", Version: "1"}, nil)
+	return cl.Connect(ctxT(t), &sdk.StreamableClientTransport{
+		Endpoint:   e.base + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{token: token, base: tr}},
+		MaxRetries: -1,
+	}, nil)
+}
+
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+// rawPOST sends one initialize with the given headers and returns the
+// status, headers and body.
+func (e *env) rawPOST(t *testing.T, host string, hdr map[string]string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctxT(t), http.MethodPost, e.base+"/mcp", strings.NewReader(initBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	return resp.StatusCode, resp.Header, string(body)
+}
+
+func TestUnauthorized(t *testing.T) {
+	e := newEnv(t)
+	good := e.issue(t, "claude")
+	revoked := e.issue(t, "gone")
+	if err := e.tokens.Revoke("gone"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		auth string
+	}{
+		{"none", ""},
+		{"wrong", "Bearer reins_not-a-token"},
+		{"revoked", "Bearer " + revoked},
+		{"other scheme", "Basic " + good},
+		{"empty bearer", "Bearer "},
+		{"token without scheme", good},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hdr := map[string]string{}
+			if tt.auth != "" {
+				hdr["Authorization"] = tt.auth
+			}
+			status, h, body := e.rawPOST(t, "", hdr)
+			if status != http.StatusUnauthorized {
+				t.Fatalf("status = %d, want 401 (body %q)", status, body)
+			}
+			if got := h.Get("WWW-Authenticate"); got != `Bearer realm="reins", error="invalid_token"` {
+				t.Errorf("WWW-Authenticate = %q", got)
+			}
+			if !strings.Contains(body, "reins token issue NAME") || !strings.Contains(body, "Reins dashboard") {
+				t.Errorf("body does not say how to get a token: %q", body)
+			}
+			if strings.Contains(body, good) || strings.Contains(body, revoked) {
+				t.Errorf("body echoes a token")
+			}
+		})
+	}
+	// And the good one passes.
+	if status, _, body := e.rawPOST(t, "", map[string]string{"Authorization": "Bearer " + good}); status != http.StatusOK {
+		t.Fatalf("good token: status %d, body %q", status, body)
+	}
+}
+
+func TestEdgeRefusesWebOriginAndBadHost(t *testing.T) {
+	e := newEnv(t)
+	auth := "Bearer " + e.issue(t, "claude")
+	tests := []struct {
+		name   string
+		host   string
+		origin string
+		want   int
+	}{
+		{"web origin", "", "https://evil.example", http.StatusForbidden},
+		{"null origin", "", "null", http.StatusForbidden},
+		{"extension origin", "", "chrome-extension://" + companion.ExtensionID, http.StatusForbidden},
+		{"rebound host", "evil.example:" + strconv.Itoa(e.port), "", http.StatusForbidden},
+		{"wrong port", "127.0.0.1:1", "", http.StatusForbidden},
+		{"rebound host and origin", "evil.example.com", "http://evil.example.com", http.StatusForbidden},
+		{"own origin", "", e.base, http.StatusOK},
+		{"localhost", "localhost:" + strconv.Itoa(e.port), "", http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hdr := map[string]string{"Authorization": auth}
+			if tt.origin != "" {
+				hdr["Origin"] = tt.origin
+			}
+			status, _, body := e.rawPOST(t, tt.host, hdr)
+			if status != tt.want {
+				t.Fatalf("status = %d, want %d (body %q)", status, tt.want, body)
+			}
+		})
+	}
+	// Refusals at the edge come before the token check: no agent appeared.
+	if _, ok := e.agent("claude"); ok {
+		t.Fatal("a refused request registered an agent")
+	}
+}
+
+func graphRecorder(t *testing.T, e *env) <-chan wire.ConnectionGraph {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	x, err := hubtest.Dial(ctx, "ws://127.0.0.1:"+strconv.Itoa(e.port)+"/", wire.Hello{
+		Version: 3, ExtensionVersion: "0.1.0", Browser: "Chromium", BrowserEngine: wire.EngineChromium,
+		InstanceID: "inst-1", BrowserSessionID: "run-1",
+	}, hubtest.Options{Origin: "chrome-extension://" + companion.ExtensionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(x.Kill)
+	graphs := make(chan wire.ConnectionGraph, 64)
+	x.Handle(wire.MethodGraphState, func(p json.RawMessage) (any, error) {
+		var g wire.ConnectionGraph
+		if err := json.Unmarshal(p, &g); err != nil {
+			return nil, err
+		}
+		graphs <- g
+		return wire.GraphReceipt{Received: true}, nil
+	})
+	x.Handle(wire.MethodTabsList, func(json.RawMessage) (any, error) {
+		return []wire.TabInfo{{ID: 7, URL: "https://example.com/", Title: "Example"}}, nil
+	})
+	on := true
+	if err := x.Send(wire.EventToolsPolicy, wire.ToolsPolicy{Disabled: []string{}, Graph: &on}); err != nil {
+		t.Fatal(err)
+	}
+	return graphs
+}
+
+// nextGraph waits for a pushed graph that satisfies cond.
+func nextGraph(t *testing.T, graphs <-chan wire.ConnectionGraph, what string, cond func(wire.ConnectionGraph) bool) wire.ConnectionGraph {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case g := <-graphs:
+			if cond(g) {
+				return g
+			}
+		case <-deadline:
+			t.Fatalf("timed out waiting for a graph %s", what)
+		}
+	}
+}
+
+func graphHas(name string) func(wire.ConnectionGraph) bool {
+	return func(g wire.ConnectionGraph) bool {
+		return slices.ContainsFunc(g.Agents, func(a wire.GraphAgent) bool { return a.Name == name && a.ID == mcp.AgentID(name) })
+	}
+}
+
+func TestAgentJoinsAndLeavesTheGraph(t *testing.T) {
+	e := newEnv(t)
+	graphs := graphRecorder(t, e)
+	// The profile gets a graph without agents once it enabled Graph.
+	nextGraph(t, graphs, "with the browser", func(g wire.ConnectionGraph) bool { return len(g.Browsers) == 1 && len(g.Agents) == 0 })
+
+	tok := e.issue(t, "claude")
+	first := e.connect(t, tok)
+	e.waitFor(t, "claude connected", func() bool { a, ok := e.agent("claude"); return ok && a.Connected && a.Sessions == 1 })
+	nextGraph(t, graphs, "with claude", graphHas("claude"))
+	a, _ := e.agent("claude")
+	if a.ID != "agent:claude" || a.LastSeen.IsZero() {
+		t.Errorf("agent info %+v", a)
+	}
+
+	// A second session of the same agent is the same node.
+	second := e.connect(t, tok)
+	e.waitFor(t, "two sessions", func() bool { a, _ := e.agent("claude"); return a.Sessions == 2 })
+	if n := len(e.c.Agents()); n != 1 {
+		t.Fatalf("%d agents, want 1", n)
+	}
+
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(t, "one session left", func() bool { a, _ := e.agent("claude"); return a.Sessions == 1 && a.Connected })
+
+	// DELETE of the last session: the agent leaves the graph but is
+	// remembered as disconnected for the dashboard.
+	if err := second.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(t, "claude gone", func() bool { a, ok := e.agent("claude"); return ok && !a.Connected && a.Sessions == 0 })
+	nextGraph(t, graphs, "without claude", func(g wire.ConnectionGraph) bool { return !graphHas("claude")(g) && len(g.Browsers) == 1 })
+}
+
+func TestToolsListCarriesTheCatalog(t *testing.T) {
+	e := newEnv(t)
+	cs := e.connect(t, e.issue(t, "claude"))
+	res, err := cs.ListTools(ctxT(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) != len(catalog) {
+		t.Fatalf("%d tools, want %d", len(res.Tools), len(catalog))
+	}
+	byName := map[string]*sdk.Tool{}
+	for _, tl := range res.Tools {
+		byName[tl.Name] = tl
+	}
+	for _, want := range catalog {
+		got := byName[want.Name]
+		if got == nil {
+			t.Fatalf("tool %s missing", want.Name)
+		}
+		if got.Description != want.Description {
+			t.Errorf("%s description %q", want.Name, got.Description)
+		}
+		if got.Annotations == nil {
+			t.Fatalf("%s has no annotations", want.Name)
+		}
+		if got.Annotations.ReadOnlyHint != want.ReadOnly {
+			t.Errorf("%s readOnlyHint = %v", want.Name, got.Annotations.ReadOnlyHint)
+		}
+		if got.Annotations.DestructiveHint == nil || *got.Annotations.DestructiveHint != want.Destructive {
+			t.Errorf("%s destructiveHint = %v", want.Name, got.Annotations.DestructiveHint)
+		}
+		schema, _ := json.Marshal(got.InputSchema)
+		if !strings.Contains(string(schema), `"type":"object"`) {
+			t.Errorf("%s schema %s", want.Name, schema)
+		}
+	}
+}
+
+func TestToolCallReachesTheBrowserInTheAgentsSession(t *testing.T) {
+	e := newEnv(t)
+	graphRecorder(t, e) // a fake extension that answers tabs.list
+	e.waitFor(t, "browser", func() bool { return len(e.c.Hub().Browsers()) == 1 })
+	tok := e.issue(t, "claude")
+	a1 := e.connect(t, tok)
+	a2 := e.connect(t, tok)
+	b := e.connect(t, e.issue(t, "cursor"))
+
+	res, err := a1.CallTool(ctxT(t), &sdk.CallToolParams{Name: "browser_tabs", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || len(res.Content) != 1 || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "https://example.com/") {
+		t.Fatalf("result %+v", res)
+	}
+	s1 := e.runner.lastCall()
+	if s1.agent != "claude" || s1.tool != "browser_tabs" {
+		t.Fatalf("call %+v", s1)
+	}
+	if _, err := a2.CallTool(ctxT(t), &sdk.CallToolParams{Name: "browser_click", Arguments: map[string]any{"tabId": 7}}); err != nil {
+		t.Fatal(err)
+	}
+	s2 := e.runner.lastCall()
+	if s2.sess != s1.sess {
+		t.Fatal("two MCP sessions of one agent got different tool sessions")
+	}
+	if s2.args != `{"tabId":7}` {
+		t.Errorf("args = %s", s2.args)
+	}
+	if _, err := b.CallTool(ctxT(t), &sdk.CallToolParams{Name: "browser_click", Arguments: map[string]any{"tabId": 7}}); err != nil {
+		t.Fatal(err)
+	}
+	s3 := e.runner.lastCall()
+	if s3.agent != "cursor" || s3.sess == s1.sess {
+		t.Fatalf("another agent shares claude's session: %+v", s3)
+	}
+}
+
+func TestPausedToolsFailWithCodePaused(t *testing.T) {
+	e := newEnv(t)
+	cs := e.connect(t, e.issue(t, "claude"))
+	e.c.Pause()
+	res, err := cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "browser_click", Arguments: map[string]any{"tabId": 1}})
+	if err != nil {
+		t.Fatalf("a paused tool must fail as a result, not a protocol error: %v", err)
+	}
+	if !res.IsError || res.Meta[mcp.CodeMetaKey] != string(wire.CodePaused) {
+		t.Fatalf("result %+v, want isError with code paused", res)
+	}
+	if txt := res.Content[0].(*sdk.TextContent).Text; !strings.Contains(txt, "paused") {
+		t.Errorf("text %q", txt)
+	}
+	if c := e.runner.lastCall(); c.tool != "" {
+		t.Fatalf("the engine ran while paused: %+v", c)
+	}
+	e.c.Resume()
+	res, err = cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "browser_click", Arguments: map[string]any{"tabId": 1}})
+	if err != nil || res.IsError {
+		t.Fatalf("after resume: %+v, %v", res, err)
+	}
+}
+
+func TestRevokedMidSessionFailsOnTheNextRequest(t *testing.T) {
+	e := newEnv(t)
+	graphs := graphRecorder(t, e)
+	tok := e.issue(t, "claude")
+	cs := e.connect(t, tok)
+	e.waitFor(t, "claude connected", func() bool { a, _ := e.agent("claude"); return a.Connected })
+	nextGraph(t, graphs, "with claude", graphHas("claude"))
+	if _, err := cs.ListTools(ctxT(t), nil); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := e.tokens.Revoke("claude"); err != nil {
+		t.Fatal(err)
+	}
+	// The very next request fails, whatever the session teardown is doing.
+	status, _, _ := e.rawPOST(t, "", map[string]string{"Authorization": "Bearer " + tok})
+	if status != http.StatusUnauthorized {
+		t.Fatalf("revoked token: status %d, want 401", status)
+	}
+	if _, err := cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "browser_click", Arguments: map[string]any{"tabId": 1}}); err == nil {
+		t.Fatal("a call on a revoked agent's session succeeded")
+	}
+	e.waitFor(t, "claude forgotten", func() bool { _, ok := e.agent("claude"); return !ok })
+	nextGraph(t, graphs, "without claude", func(g wire.ConnectionGraph) bool { return !graphHas("claude")(g) })
+	if c := e.runner.lastCall(); c.tool != "" {
+		t.Fatalf("the engine ran for a revoked agent: %+v", c)
+	}
+
+	// Issuing the name again starts a fresh identity with a fresh session.
+	cs2 := e.connect(t, e.issue(t, "claude"))
+	if _, err := cs2.CallTool(ctxT(t), &sdk.CallToolParams{Name: "browser_click", Arguments: map[string]any{"tabId": 1}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOneAgentCannotUseAnothersSession(t *testing.T) {
+	e := newEnv(t)
+	cs := e.connect(t, e.issue(t, "claude"))
+	other := e.issue(t, "mallory")
+	body := `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}`
+	req, _ := http.NewRequestWithContext(ctxT(t), http.MethodPost, e.base+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+other)
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("status %d, want 403", resp.StatusCode)
+	}
+}
+
+func TestNoTokenStoreRefusesEveryone(t *testing.T) {
+	dir := shortTempDir(t)
+	c, err := companion.New(companion.Config{Port: 47999, DataDir: dir, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Shutdown(context.Background())
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:47999/mcp", strings.NewReader(initBody))
+	req.Header.Set("Authorization", "Bearer anything")
+	w := httptest.NewRecorder()
+	c.Handler().ServeHTTP(w, req)
+	if w.Code != http.StatusUnauthorized {
+		t.Fatalf("status %d, want 401", w.Code)
+	}
+}
+
+func TestShutdownEndsSessions(t *testing.T) {
+	e := newEnv(t)
+	cs := e.connect(t, e.issue(t, "claude"))
+	e.waitFor(t, "claude connected", func() bool { a, _ := e.agent("claude"); return a.Connected })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := e.c.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The client's standalone SSE stream must not have held shutdown to
+	// its deadline.
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("shutdown took %v", d)
+	}
+	if a, _ := e.agent("claude"); a.Connected {
+		t.Fatal("agent still connected after shutdown")
+	}
+	if _, err := cs.ListTools(ctxT(t), nil); err == nil {
+		t.Fatal("session still usable after shutdown")
+	}
+}
+
+func TestResultOf(t *testing.T) {
+	tests := []struct {
+		name string
+		in   tools.Result
+		want string
+	}{
+		{"text", tools.Result{Content: []tools.Content{{Type: "text", Text: "hi"}}}, `{"content":[{"type":"text","text":"hi"}]}`},
+		{"image", tools.Result{Content: []tools.Content{{Type: "image", Data: "aGk=", MimeType: "image/png"}}}, `{"content":[{"type":"image","mimeType":"image/png","data":"aGk="}]}`},
+		{"error", tools.Result{IsError: true, Code: wire.CodeNotShared, Content: []tools.Content{{Type: "text", Text: "no"}}}, `{"_meta":{"code":"not_shared"},"content":[{"type":"text","text":"no"}],"isError":true}`},
+		{"empty", tools.Result{}, `{"content":[]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := json.Marshal(mcp.ResultOf(&tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Fatalf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
