@@ -1,0 +1,171 @@
+// Package live owns Live view: the page at /live/:tabId and the WebSocket at
+// /live-ws that let the person watch any shared tab and take it over. It owns
+// the one-time tickets and the viewer session cookie, the per-tab screencast
+// shared by every viewer of a tab (Page.startScreencast, frame acks, adaptive
+// quality), the bounded per-viewer frame queues, the mapping of the page's
+// mouse and key messages onto Input.dispatch* commands, and the take-over
+// state the tool engine consults before every mutating agent call.
+//
+// Wire summary (JSON text frames, each an object whose "kind" names it):
+//
+//	out: hello {tab:{id,title,url,browser}, viewport:{width,height}}
+//	     frame {seq, metadata:{width,height,pageScaleFactor,scrollOffsetX,scrollOffsetY,timestamp}, data: base64 JPEG}
+//	     takeover {held, byYou}   tab {tab:{…}}   notice {message}
+//	     error {code, message}    (always the last message; a normal close follows)
+//	in:  mouse {type: move|down|up|wheel, x, y (0..1 of the picture), button, buttons, clickCount, deltaX, deltaY, modifiers}
+//	     key {type: down|up|char, key, code, text, modifiers, keyCode}
+//	     takeover {on}
+//
+// A viewer session (the cookie) is valid for the tabs whose tickets that
+// browser redeemed, not for every tab: a leaked cookie shows no other tab.
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/wire"
+)
+
+// Hub is what live view needs from the browser hub; *hub.Hub satisfies it.
+type Hub interface {
+	CDP(ctx context.Context, publicID int, method string, params any, sessionID, client string) (json.RawMessage, error)
+	SubscribeTab(publicID int, fn func(hub.TabEvent)) (cancel func())
+	Tab(publicID int) (hub.Tab, *hub.Browser, error)
+	TabsHold(ctx context.Context, publicID int, hold bool) error
+}
+
+// Client is the name live view's CDP calls carry, so the extension's activity
+// log tells the person's own input apart from agents'.
+const Client = "Live view"
+
+// TicketTTL is how long a Live view link works before it is opened.
+const TicketTTL = 60 * time.Second
+
+// SessionTTL bounds a viewer session: a browser that redeemed a ticket can
+// reload the page or reconnect for this long.
+const SessionTTL = 12 * time.Hour
+
+// Options configure a Server.
+type Options struct {
+	Hub Hub
+	// BaseURL is the companion's own origin, http://127.0.0.1:PORT.
+	BaseURL string
+	Logger  *slog.Logger
+	// Now is the clock for ticket and session expiry; tests inject one.
+	Now func() time.Time
+	// OnChange is called, without locks held, when take-over starts or
+	// ends, so the tray can show it. It must not block.
+	OnChange func()
+	// WriteTimeout bounds one write to a viewer; a viewer that cannot take
+	// a frame for this long is closed (default 10 s).
+	WriteTimeout time.Duration
+	// CallTimeout bounds each CDP command live view sends (default 10 s).
+	CallTimeout time.Duration
+}
+
+// Server serves Live view for one companion.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+	auth *auth
+
+	mu       sync.Mutex
+	casts    map[int]*caster
+	holders  map[int]*viewer // take-over holder per tab
+	viewers  map[*viewer]struct{}
+	closed   bool
+	handlers sync.WaitGroup // socket handlers in flight
+}
+
+// New builds a Server.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 10 * time.Second
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = 10 * time.Second
+	}
+	return &Server{
+		opts:    opts,
+		log:     opts.Logger.With("component", "live"),
+		auth:    newAuth(opts.Now),
+		casts:   map[int]*caster{},
+		holders: map[int]*viewer{},
+		viewers: map[*viewer]struct{}{},
+	}
+}
+
+// ViewURL returns a Live view link for a shared tab, carrying a one-time
+// ticket valid for TicketTTL.
+func (s *Server) ViewURL(tabID int) (string, error) {
+	t, _, err := s.opts.Hub.Tab(tabID)
+	if err != nil {
+		return "", fmt.Errorf("live view of tab %d: %w", tabID, err)
+	}
+	if !t.Shared {
+		return "", fmt.Errorf("live view of tab %d: %w", tabID, wire.Errorf(wire.CodeNotShared, "tab %d is not shared with Reins; share it from the extension first", tabID))
+	}
+	ticket, err := s.auth.issueTicket(tabID)
+	if err != nil {
+		return "", fmt.Errorf("live view of tab %d: %w", tabID, err)
+	}
+	s.log.Info("live view link issued", "tab", tabID)
+	return fmt.Sprintf("%s/live/%d?ticket=%s", s.opts.BaseURL, tabID, ticket), nil
+}
+
+// TakenOver returns a sentence naming the take-over while a viewer holds the
+// tab, or "" when agents may act on it.
+func (s *Server) TakenOver(tabID int) string {
+	s.mu.Lock()
+	v := s.holders[tabID]
+	s.mu.Unlock()
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprintf("the person took over tab %d in Live view", tabID)
+}
+
+// Close ends every view with an error message and waits for the viewers'
+// goroutines and the screencasts to stop.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	casts := make([]*caster, 0, len(s.casts))
+	for _, c := range s.casts {
+		casts = append(casts, c)
+	}
+	s.mu.Unlock()
+	for _, c := range casts {
+		c.end(wire.Code("shutting_down"), "Reins is shutting down; open Live view again from the Reins tray once it runs")
+	}
+	s.handlers.Wait()
+	for _, c := range casts {
+		<-c.done
+	}
+}
+
+func (s *Server) changed() {
+	if s.opts.OnChange != nil {
+		s.opts.OnChange()
+	}
+}
+
+func (s *Server) callCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.opts.CallTimeout)
+}
