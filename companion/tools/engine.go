@@ -1,0 +1,343 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/wire"
+)
+
+// Codes the engine adds beside the wire codes, for failures that are the
+// page's doing rather than the companion's.
+const (
+	// CodeScriptError: javascript_tool's script threw.
+	CodeScriptError wire.Code = "script_error"
+	// CodeNavigationFailed: the browser could not load the URL
+	// (DNS, refused connection, TLS …).
+	CodeNavigationFailed wire.Code = "navigation_failed"
+)
+
+// Options configure an Engine.
+type Options struct {
+	Hub *hub.Hub
+	// Paused returns a paused-coded error while the person has paused
+	// automation, nil otherwise. Checked first on every call.
+	Paused func() error
+	// TakenOver returns a non-empty viewer name while a live-view viewer
+	// holds the tab; mutating calls then fail with code paused.
+	TakenOver func(tabID int) string
+	// OnActivity receives every finished call. It must not block.
+	OnActivity func(Activity)
+	Logger     *slog.Logger
+
+	// NavigationTimeout bounds the wait for a page load (default 20 s).
+	NavigationTimeout time.Duration
+	// SettleTimeout bounds the wait for a page to go quiet after an action
+	// (default 1 s); QuietWindow is how long the DOM must stay unchanged
+	// (default 30 ms).
+	SettleTimeout time.Duration
+	QuietWindow   time.Duration
+}
+
+// Engine runs the tool catalog against the hub's browsers.
+type Engine struct {
+	hub  *hub.Hub
+	opts Options
+	log  *slog.Logger
+
+	tools   map[string]*tool
+	catalog []Info
+
+	mu     sync.Mutex
+	owners map[int]string // public tab id → agent that created it
+	tabs   map[int]*tabState
+	closed bool
+}
+
+var _ Runner = (*Engine)(nil)
+
+// NewEngine builds the engine with the full catalog.
+func NewEngine(opts Options) *Engine {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.NavigationTimeout <= 0 {
+		opts.NavigationTimeout = 20 * time.Second
+	}
+	if opts.SettleTimeout <= 0 {
+		opts.SettleTimeout = time.Second
+	}
+	if opts.QuietWindow <= 0 {
+		opts.QuietWindow = 30 * time.Millisecond
+	}
+	e := &Engine{
+		hub: opts.Hub, opts: opts, log: opts.Logger,
+		tools: map[string]*tool{}, owners: map[int]string{}, tabs: map[int]*tabState{},
+	}
+	for _, register := range families {
+		register(e)
+	}
+	sort.Slice(e.catalog, func(i, j int) bool { return e.catalog[i].Name < e.catalog[j].Name })
+	return e
+}
+
+// families lists one registration function per tool family file.
+var families = []func(*Engine){
+	registerTabs, registerNavigate, registerComputer, registerRead, registerForm,
+	registerJS, registerLogs, registerWindow, registerUpload, registerMisc, registerBatch,
+}
+
+// Catalog lists every tool, sorted by name.
+func (e *Engine) Catalog() []Info { return append([]Info(nil), e.catalog...) }
+
+// NewSession starts an agent's session.
+func (e *Engine) NewSession(agent string) *Session {
+	return &Session{Agent: agent}
+}
+
+// Close stops following tabs. Calls in flight finish on their own.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	e.closed = true
+	tabs := e.tabs
+	e.tabs = map[int]*tabState{}
+	e.mu.Unlock()
+	for _, ts := range tabs {
+		ts.stop()
+	}
+}
+
+// Call runs one tool for the session. It never returns nil, and failures
+// are results with IsError and Code.
+func (e *Engine) Call(ctx context.Context, s *Session, name string, args json.RawMessage) *Result {
+	c := &call{e: e, s: s, tool: name}
+	start := time.Now()
+	res := c.run(ctx, name, args)
+	e.record(c, name, res, time.Since(start))
+	return res
+}
+
+// run is Call without the activity record, shared by browser_batch steps.
+func (c *call) run(ctx context.Context, name string, args json.RawMessage) (res *Result) {
+	if c.s == nil {
+		return errorResult(wire.Errorf(wire.CodeNoSuchSession, "no session"))
+	}
+	if err := c.e.paused(); err != nil {
+		return errorResult(err)
+	}
+	t := c.e.tools[name]
+	if t == nil {
+		return errorResult(wire.Errorf(wire.CodeUnknownTool, "Unknown tool: %s", name))
+	}
+	defer func() {
+		// A bug in one tool must not take the companion down with it.
+		if r := recover(); r != nil {
+			c.e.log.Error("tool panicked", "tool", name, "agent", c.s.Agent, "tab", c.tabID, "panic", r)
+			res = errorResult(wire.Errorf(wire.CodeInternal, "%s failed unexpectedly", name))
+		}
+	}()
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	r, err := t.invoke(ctx, c, args)
+	if err != nil {
+		return errorResult(err)
+	}
+	if r == nil {
+		r = &Result{Content: []Content{}}
+	}
+	return r
+}
+
+func (e *Engine) paused() error {
+	if e.opts.Paused == nil {
+		return nil
+	}
+	err := e.opts.Paused()
+	if err == nil {
+		return nil
+	}
+	if wire.CodeOf(err) != wire.CodePaused {
+		return &wire.Error{Code: wire.CodePaused, Message: err.Error()}
+	}
+	return err
+}
+
+func (e *Engine) record(c *call, name string, res *Result, d time.Duration) {
+	outcome := "ok"
+	if res.IsError {
+		outcome = string(res.Code)
+	}
+	agent := ""
+	if c.s != nil {
+		agent = c.s.Agent
+	}
+	e.log.Debug("tool call", "agent", agent, "tool", name, "tab", c.tabID, "outcome", outcome, "duration", d)
+	if e.opts.OnActivity != nil {
+		e.opts.OnActivity(Activity{Time: time.Now(), Agent: agent, Tool: name, TabID: c.tabID, Outcome: outcome, Duration: d})
+	}
+}
+
+// call is one tool invocation's context.
+type call struct {
+	e     *Engine
+	s     *Session
+	tool  string
+	tabID int
+	batch bool // inside browser_batch: no nesting
+}
+
+// errorResult turns an error into a failed Result whose text starts with
+// the code, so an agent reading only text still sees it.
+func errorResult(err error) *Result {
+	code := wire.CodeOf(err)
+	if errors.Is(err, context.Canceled) {
+		code = wire.CodeTimeout
+	}
+	msg := err.Error()
+	return &Result{Content: []Content{{Type: "text", Text: fmt.Sprintf("[%s] %s", code, msg)}}, IsError: true, Code: code}
+}
+
+func textResult(lines ...string) *Result {
+	return &Result{Content: []Content{{Type: "text", Text: strings.Join(lines, "\n")}}}
+}
+
+// ---- ownership and tab access ----
+
+func (e *Engine) setOwner(tabID int, agent string) {
+	e.mu.Lock()
+	e.owners[tabID] = agent
+	e.mu.Unlock()
+}
+
+func (e *Engine) owner(tabID int) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.owners[tabID]
+}
+
+// visible reports whether agent may use tab t: tabs it created, and tabs
+// the person shared by hand (or that no running agent claims).
+func (e *Engine) visible(t hub.Tab, agent string) bool {
+	if !t.Shared {
+		return false
+	}
+	o := e.owner(t.ID)
+	return o == "" || o == agent
+}
+
+type access int
+
+const (
+	accessRead access = iota // observation: any visible tab
+	accessAct                // changes the page: refused during take-over
+)
+
+// tab resolves a public tab id for this call and checks scope. It does not
+// talk to the browser.
+func (c *call) tab(id int, a access) (hub.Tab, *hub.Browser, error) {
+	c.tabID = id
+	if id <= 0 {
+		return hub.Tab{}, nil, wire.Errorf(wire.CodeBadParams, "tabId is required (get one from tabs_context_mcp)")
+	}
+	t, b, err := c.e.hub.Tab(id)
+	if err != nil {
+		return hub.Tab{}, nil, err
+	}
+	if !t.Shared {
+		return hub.Tab{}, nil, wire.Errorf(wire.CodeNotShared, "tab %d is not shared with Reins", id)
+	}
+	if o := c.e.owner(id); o != "" && o != c.s.Agent {
+		return hub.Tab{}, nil, wire.Errorf(wire.CodeTabNotInSession, "tab %d belongs to another agent's tab group", id)
+	}
+	if t.Unsupported != "" {
+		return hub.Tab{}, nil, wire.Errorf(wire.CodeRestrictedURL, "tab %d cannot be automated: %s", id, t.Unsupported)
+	}
+	if a == accessAct {
+		if err := c.takenOver(id); err != nil {
+			return hub.Tab{}, nil, err
+		}
+	}
+	return t, b, nil
+}
+
+func (c *call) takenOver(id int) error {
+	if c.e.opts.TakenOver == nil {
+		return nil
+	}
+	if who := c.e.opts.TakenOver(id); who != "" {
+		return wire.Errorf(wire.CodePaused, "tab %d is taken over by %s in live view; wait until they hand it back", id, who)
+	}
+	return nil
+}
+
+// page resolves a tab and makes sure its CDP domains are on, so console and
+// network capture start with the tab's first use.
+func (c *call) page(ctx context.Context, id int, a access) (*tabState, hub.Tab, error) {
+	t, _, err := c.tab(id, a)
+	if err != nil {
+		return nil, hub.Tab{}, err
+	}
+	ts, err := c.e.tabState(id)
+	if err != nil {
+		return nil, hub.Tab{}, err
+	}
+	if err := ts.ensure(ctx, c.s.Agent); err != nil {
+		return nil, hub.Tab{}, err
+	}
+	return ts, t, nil
+}
+
+// cdp sends one command to the tab, naming the agent for the extension's
+// activity log.
+func (c *call) cdp(ctx context.Context, tabID int, method string, params any, out any) error {
+	raw, err := c.e.hub.CDP(ctx, tabID, method, params, "", c.s.Agent)
+	if err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return wire.Errorf(wire.CodeInternal, "%s returned a malformed result: %v", method, err)
+	}
+	return nil
+}
+
+// ---- TOCTOU origin guard ----
+
+// observe records the origin the agent has now seen on the tab.
+func (c *call) observe(tabID int, href string) {
+	if href == "" {
+		return
+	}
+	c.s.observe(tabID, originOf(href))
+}
+
+// guard fails with navigated_away when the tab's current page is not on the
+// origin the agent last observed there. With no observation yet there is
+// nothing the agent could have been misled by.
+func (c *call) guard(tabID int, href string) error {
+	want := c.s.observed(tabID)
+	if want == "" {
+		return nil
+	}
+	got := originOf(href)
+	if got == want {
+		return nil
+	}
+	return wire.Errorf(wire.CodeNavigatedAway, "tab %d navigated away from %s to %s since you last looked; nothing was done. Take a screenshot or read_page, then act again", tabID, want, got)
+}
+
+// timeUntil is time.Until, here so tests could pin the clock.
+var timeUntil = time.Until
+
+var timeNow = time.Now

@@ -1,0 +1,158 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/reinshq/reins/companion/wire"
+)
+
+type javascriptArgs struct {
+	Text  string `json:"text" jsonschema:"JavaScript to run in the page; the value of the last expression is returned (top-level await works; a top-level return is allowed too)"`
+	TabID int    `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
+}
+
+const maxJSOutput = 50000
+
+func registerJS(e *Engine) {
+	define(e, Info{
+		Name:        "javascript_tool",
+		Description: "Run JavaScript in a tab's page context and return its value (JSON-ish) or the exception it threw. Promises are awaited.",
+		Destructive: true, Mutating: true, Batchable: true,
+	}, nil, runJavaScript)
+}
+
+// serializeJS turns any value into readable JSON-ish text inside the page:
+// DOM nodes become their outer HTML, cycles and deep nesting are cut.
+const serializeJS = `function() {
+  const seen = new WeakSet();
+  const walk = (v, depth) => {
+    if (v === null || typeof v !== 'object' && typeof v !== 'function') {
+      if (typeof v === 'bigint') return v.toString() + 'n';
+      if (typeof v === 'number' && !isFinite(v)) return String(v);
+      if (typeof v === 'undefined') return '[undefined]';
+      if (typeof v === 'symbol') return v.toString();
+      return v;
+    }
+    if (typeof v === 'function') return '[function ' + (v.name || 'anonymous') + ']';
+    if (typeof Node !== 'undefined' && v instanceof Node) {
+      const h = v.outerHTML !== undefined ? v.outerHTML : (v.textContent || v.nodeName);
+      return h.length > 500 ? h.slice(0, 500) + '…' : h;
+    }
+    if (seen.has(v)) return '[circular]';
+    if (depth > 6) return '[…]';
+    seen.add(v);
+    if (v instanceof Error) return v.name + ': ' + v.message;
+    if (v instanceof Date) return v.toISOString();
+    if (v instanceof RegExp) return v.toString();
+    if (v instanceof Map) return { '[Map]': [...v.entries()].slice(0, 200).map(([k, x]) => [walk(k, depth + 1), walk(x, depth + 1)]) };
+    if (v instanceof Set) return { '[Set]': [...v].slice(0, 200).map((x) => walk(x, depth + 1)) };
+    if (Array.isArray(v) || (typeof NodeList !== 'undefined' && v instanceof NodeList) || (typeof HTMLCollection !== 'undefined' && v instanceof HTMLCollection)) {
+      const a = Array.from(v).slice(0, 500).map((x) => walk(x, depth + 1));
+      if (v.length > 500) a.push('[… ' + (v.length - 500) + ' more]');
+      return a;
+    }
+    const out = {};
+    let n = 0;
+    for (const k in v) {
+      if (++n > 200) { out['…'] = 'more keys'; break; }
+      try { out[k] = walk(v[k], depth + 1); } catch (e) { out[k] = '[unreadable]'; }
+    }
+    return out;
+  };
+  return JSON.stringify(walk(this, 0), null, 1);
+}`
+
+func runJavaScript(ctx context.Context, c *call, in *javascriptArgs) (*Result, error) {
+	if strings.TrimSpace(in.Text) == "" {
+		return nil, wire.Errorf(wire.CodeBadParams, "text (the script) is required")
+	}
+	ts, _, err := c.page(ctx, in.TabID, accessAct)
+	if err != nil {
+		return nil, err
+	}
+	_ = ts
+	timeout := 30000
+	if dl, ok := ctx.Deadline(); ok {
+		if ms := int(timeUntil(dl).Milliseconds()) - 200; ms < timeout {
+			timeout = max(ms, 1)
+		}
+	}
+	eval := func(expr string) (evalResult, error) {
+		var res evalResult
+		err := c.cdp(ctx, in.TabID, "Runtime.evaluate", map[string]any{
+			"expression": expr, "awaitPromise": true, "replMode": true, "userGesture": true,
+			"objectGroup": "reins-js", "timeout": timeout,
+		}, &res)
+		return res, err
+	}
+	defer func() {
+		// Objects the script returned stay alive in the page until released.
+		_ = c.cdp(context.WithoutCancel(ctx), in.TabID, "Runtime.releaseObjectGroup", map[string]any{"objectGroup": "reins-js"}, nil)
+	}()
+	res, err := eval(in.Text)
+	if err != nil {
+		return nil, err
+	}
+	if res.ExceptionDetails != nil && strings.Contains(res.ExceptionDetails.text(), "Illegal return statement") {
+		// A syntax error means nothing ran; scripts written as function
+		// bodies get wrapped in one.
+		res, err = eval("(async () => {\n" + in.Text + "\n})()")
+		if err != nil {
+			return nil, err
+		}
+	}
+	if res.ExceptionDetails != nil {
+		return nil, wire.Errorf(CodeScriptError, "the script threw: %s", truncate(res.ExceptionDetails.text(), 4000))
+	}
+	out, err := c.jsValue(ctx, in.TabID, res.Result)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > maxJSOutput {
+		out = truncate(out, maxJSOutput) + "\n[output cut at 50000 characters]"
+	}
+	return textResult(out), nil
+}
+
+func (c *call) jsValue(ctx context.Context, tabID int, r remoteObject) (string, error) {
+	switch r.Type {
+	case "undefined":
+		return "undefined", nil
+	case "string":
+		var s string
+		_ = json.Unmarshal(r.Value, &s)
+		return s, nil
+	case "number", "boolean", "bigint":
+		if r.Unserial != "" {
+			return r.Unserial, nil
+		}
+		return string(r.Value), nil
+	case "symbol":
+		return r.Description, nil
+	}
+	if r.Subtype == "null" {
+		return "null", nil
+	}
+	if r.ObjectID == "" {
+		if len(r.Value) > 0 {
+			return string(r.Value), nil
+		}
+		return r.Description, nil
+	}
+	var res evalResult
+	if err := c.cdp(ctx, tabID, "Runtime.callFunctionOn", map[string]any{
+		"objectId": r.ObjectID, "functionDeclaration": serializeJS, "returnByValue": true, "objectGroup": "reins-js",
+	}, &res); err != nil {
+		return "", err
+	}
+	if res.ExceptionDetails != nil {
+		return r.Description, nil
+	}
+	var s string
+	if err := json.Unmarshal(res.Result.Value, &s); err != nil {
+		return r.Description, nil
+	}
+	return s, nil
+}

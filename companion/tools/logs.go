@@ -1,0 +1,401 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// maxLogEntries bounds each tab's console and network buffers; the oldest
+// entries go first.
+const maxLogEntries = 500
+
+type consoleArgs struct {
+	TabID      int    `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
+	Pattern    string `json:"pattern,omitempty" jsonschema:"only messages matching this regular expression (or containing this text)"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"at most this many of the newest messages (default 100)"`
+	OnlyErrors bool   `json:"onlyErrors,omitempty" jsonschema:"only errors and uncaught exceptions"`
+	Clear      bool   `json:"clear,omitempty" jsonschema:"empty the buffer after reading"`
+}
+
+type networkArgs struct {
+	TabID      int    `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
+	URLPattern string `json:"urlPattern,omitempty" jsonschema:"only requests whose URL contains this text"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"at most this many of the newest requests (default 100)"`
+	Clear      bool   `json:"clear,omitempty" jsonschema:"empty the buffer after reading"`
+}
+
+func registerLogs(e *Engine) {
+	define(e, Info{
+		Name: "read_console_messages",
+		Description: "Read a tab's console messages and uncaught exceptions, captured since Reins first used the tab (newest last, " +
+			"at most 500 kept).",
+		ReadOnly: true, Batchable: true,
+	}, func(s *jsonschema.Schema) { bounds(s, "limit", 0, maxLogEntries) }, runConsole)
+	define(e, Info{
+		Name:        "read_network_requests",
+		Description: "Read a tab's network requests (method, URL, status, type), captured since Reins first used the tab (at most 500 kept).",
+		ReadOnly:    true, Batchable: true,
+	}, func(s *jsonschema.Schema) { bounds(s, "limit", 0, maxLogEntries) }, runNetwork)
+}
+
+// ---- console buffer
+
+type consoleEntry struct {
+	at     time.Time
+	method string
+	params json.RawMessage
+}
+
+type consoleLog struct {
+	mu      sync.Mutex
+	max     int
+	entries []consoleEntry
+	dropped int
+}
+
+func newConsoleLog(max int) *consoleLog { return &consoleLog{max: max} }
+
+// add keeps the raw event; formatting waits until someone reads, so the
+// reader goroutine that delivers events does no extra work.
+func (l *consoleLog) add(method string, params json.RawMessage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries = append(l.entries, consoleEntry{at: time.Now(), method: method, params: params})
+	if len(l.entries) > l.max {
+		n := len(l.entries) - l.max
+		l.dropped += n
+		l.entries = append(l.entries[:0:0], l.entries[n:]...)
+	}
+}
+
+func (l *consoleLog) snapshot(clear bool) ([]consoleEntry, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := append([]consoleEntry(nil), l.entries...)
+	dropped := l.dropped
+	if clear {
+		l.entries = nil
+		l.dropped = 0
+	}
+	return out, dropped
+}
+
+type consoleLine struct {
+	level string
+	text  string
+	where string
+}
+
+func formatConsole(e consoleEntry) consoleLine {
+	switch e.method {
+	case "Runtime.consoleAPICalled":
+		var p struct {
+			Type       string         `json:"type"`
+			Args       []remoteObject `json:"args"`
+			StackTrace *struct {
+				CallFrames []struct {
+					URL  string `json:"url"`
+					Line int    `json:"lineNumber"`
+				} `json:"callFrames"`
+			} `json:"stackTrace"`
+		}
+		_ = json.Unmarshal(e.params, &p)
+		parts := make([]string, 0, len(p.Args))
+		for _, a := range p.Args {
+			parts = append(parts, remoteText(a))
+		}
+		lvl := p.Type
+		switch lvl {
+		case "warning":
+			lvl = "warn"
+		case "assert":
+			lvl = "error"
+		}
+		where := ""
+		if p.StackTrace != nil && len(p.StackTrace.CallFrames) > 0 {
+			f := p.StackTrace.CallFrames[0]
+			where = fmt.Sprintf("%s:%d", f.URL, f.Line+1)
+		}
+		return consoleLine{lvl, strings.Join(parts, " "), where}
+	case "Runtime.exceptionThrown":
+		var p struct {
+			ExceptionDetails exceptionDetails `json:"exceptionDetails"`
+		}
+		_ = json.Unmarshal(e.params, &p)
+		d := p.ExceptionDetails
+		where := ""
+		if d.URL != "" {
+			where = fmt.Sprintf("%s:%d", d.URL, d.Line+1)
+		}
+		return consoleLine{"error", "Uncaught " + firstLine(strings.TrimPrefix(d.text(), "Uncaught ")), where}
+	case "Log.entryAdded":
+		var p struct {
+			Entry struct {
+				Source string `json:"source"`
+				Level  string `json:"level"`
+				Text   string `json:"text"`
+				URL    string `json:"url"`
+				Line   int    `json:"lineNumber"`
+			} `json:"entry"`
+		}
+		_ = json.Unmarshal(e.params, &p)
+		lvl := p.Entry.Level
+		if lvl == "warning" {
+			lvl = "warn"
+		}
+		where := p.Entry.URL
+		if where != "" && p.Entry.Line > 0 {
+			where = fmt.Sprintf("%s:%d", where, p.Entry.Line+1)
+		}
+		return consoleLine{lvl, "[" + p.Entry.Source + "] " + p.Entry.Text, where}
+	}
+	return consoleLine{"info", e.method, ""}
+}
+
+func remoteText(a remoteObject) string {
+	switch {
+	case a.Type == "string":
+		var s string
+		_ = json.Unmarshal(a.Value, &s)
+		return s
+	case a.Unserial != "":
+		return a.Unserial
+	case len(a.Value) > 0:
+		return string(a.Value)
+	case a.Type == "undefined":
+		return "undefined"
+	case a.Description != "":
+		return a.Description
+	}
+	return a.Type
+}
+
+func matcher(pattern string) func(string) bool {
+	if pattern == "" {
+		return func(string) bool { return true }
+	}
+	if re, err := regexp.Compile(pattern); err == nil {
+		return re.MatchString
+	}
+	return func(s string) bool { return strings.Contains(s, pattern) }
+}
+
+func runConsole(ctx context.Context, c *call, in *consoleArgs) (*Result, error) {
+	ts, _, err := c.page(ctx, in.TabID, accessRead)
+	if err != nil {
+		return nil, err
+	}
+	limit := in.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	entries, dropped := ts.console.snapshot(in.Clear)
+	match := matcher(in.Pattern)
+	var lines []string
+	for _, e := range entries {
+		l := formatConsole(e)
+		if in.OnlyErrors && l.level != "error" {
+			continue
+		}
+		if !match(l.text) {
+			continue
+		}
+		s := fmt.Sprintf("[%s] %s %s", l.level, e.at.Format("15:04:05.000"), truncate(l.text, 2000))
+		if l.where != "" {
+			s += " (" + l.where + ")"
+		}
+		lines = append(lines, s)
+	}
+	total := len(lines)
+	if len(lines) > limit {
+		lines = lines[len(lines)-limit:]
+	}
+	head := fmt.Sprintf("%d console message(s) from tab %d", total, in.TabID)
+	if total > len(lines) {
+		head += fmt.Sprintf(", showing the newest %d", len(lines))
+	}
+	if dropped > 0 {
+		head += fmt.Sprintf("; %d older ones were dropped", dropped)
+	}
+	if in.Clear {
+		head += "; buffer cleared"
+	}
+	return textResult(append([]string{head + ":"}, lines...)...), nil
+}
+
+// ---- network buffer
+
+type netEntry struct {
+	id       string
+	at       time.Time
+	method   string
+	url      string
+	typ      string
+	status   int
+	mime     string
+	failed   string
+	size     int64
+	finished bool
+}
+
+type networkLog struct {
+	mu      sync.Mutex
+	max     int
+	byID    map[string]*netEntry
+	order   []*netEntry
+	dropped int
+}
+
+func newNetworkLog(max int) *networkLog {
+	return &networkLog{max: max, byID: map[string]*netEntry{}}
+}
+
+// add records one Network event. For the main document's response it
+// reports the status and loader id, for navigate's result.
+func (l *networkLog) add(method string, params json.RawMessage) (status int, loader string, doc bool) {
+	var p struct {
+		RequestID string `json:"requestId"`
+		LoaderID  string `json:"loaderId"`
+		Type      string `json:"type"`
+		Request   struct {
+			URL    string `json:"url"`
+			Method string `json:"method"`
+		} `json:"request"`
+		Response struct {
+			Status   int    `json:"status"`
+			MimeType string `json:"mimeType"`
+		} `json:"response"`
+		ErrorText         string  `json:"errorText"`
+		Canceled          bool    `json:"canceled"`
+		EncodedDataLength float64 `json:"encodedDataLength"`
+		RedirectResponse  *struct {
+			Status int `json:"status"`
+		} `json:"redirectResponse"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.RequestID == "" {
+		return 0, "", false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.byID[p.RequestID]
+	switch method {
+	case "Network.requestWillBeSent":
+		if e != nil && p.RedirectResponse != nil {
+			// A redirect reuses the request id: close the old hop.
+			e.status = p.RedirectResponse.Status
+			e.finished = true
+			delete(l.byID, p.RequestID)
+		}
+		e = &netEntry{id: p.RequestID, at: time.Now(), method: p.Request.Method, url: p.Request.URL, typ: p.Type}
+		l.byID[p.RequestID] = e
+		l.order = append(l.order, e)
+		if len(l.order) > l.max {
+			n := len(l.order) - l.max
+			for _, old := range l.order[:n] {
+				if l.byID[old.id] == old {
+					delete(l.byID, old.id)
+				}
+			}
+			l.dropped += n
+			l.order = append(l.order[:0:0], l.order[n:]...)
+		}
+	case "Network.responseReceived":
+		if e == nil {
+			return 0, "", false
+		}
+		e.status, e.mime = p.Response.Status, p.Response.MimeType
+		if p.Type != "" {
+			e.typ = p.Type
+		}
+		if p.Type == "Document" && p.LoaderID != "" {
+			return p.Response.Status, p.LoaderID, true
+		}
+	case "Network.loadingFinished":
+		if e != nil {
+			e.finished, e.size = true, int64(p.EncodedDataLength)
+		}
+	case "Network.loadingFailed":
+		if e != nil {
+			e.finished = true
+			e.failed = p.ErrorText
+			if p.Canceled {
+				e.failed = "canceled"
+			}
+		}
+	}
+	return 0, "", false
+}
+
+func (l *networkLog) snapshot(clear bool) ([]netEntry, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]netEntry, len(l.order))
+	for i, e := range l.order {
+		out[i] = *e
+	}
+	dropped := l.dropped
+	if clear {
+		l.order = nil
+		l.byID = map[string]*netEntry{}
+		l.dropped = 0
+	}
+	return out, dropped
+}
+
+func runNetwork(ctx context.Context, c *call, in *networkArgs) (*Result, error) {
+	ts, _, err := c.page(ctx, in.TabID, accessRead)
+	if err != nil {
+		return nil, err
+	}
+	limit := in.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	entries, dropped := ts.network.snapshot(in.Clear)
+	var lines []string
+	for _, e := range entries {
+		if in.URLPattern != "" && !strings.Contains(e.url, in.URLPattern) {
+			continue
+		}
+		status := "pending"
+		switch {
+		case e.failed != "":
+			status = "failed: " + e.failed
+		case e.status != 0:
+			status = fmt.Sprint(e.status)
+		}
+		s := fmt.Sprintf("%s %s %s → %s", e.at.Format("15:04:05.000"), e.method, truncate(e.url, 300), status)
+		if e.typ != "" {
+			s += " [" + e.typ + "]"
+		}
+		if e.mime != "" {
+			s += " " + e.mime
+		}
+		if e.size > 0 {
+			s += fmt.Sprintf(" %d B", e.size)
+		}
+		lines = append(lines, s)
+	}
+	total := len(lines)
+	if len(lines) > limit {
+		lines = lines[len(lines)-limit:]
+	}
+	head := fmt.Sprintf("%d request(s) from tab %d", total, in.TabID)
+	if total > len(lines) {
+		head += fmt.Sprintf(", showing the newest %d", len(lines))
+	}
+	if dropped > 0 {
+		head += fmt.Sprintf("; %d older ones were dropped", dropped)
+	}
+	if in.Clear {
+		head += "; buffer cleared"
+	}
+	return textResult(append([]string{head + ":"}, lines...)...), nil
+}

@@ -1,0 +1,420 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/wire"
+)
+
+// tabState is what the engine keeps per tab, shared by every agent using
+// it: whether its CDP domains are on, its isolated world, load watchers,
+// and the console and network buffers.
+type tabState struct {
+	id     int
+	e      *Engine
+	cancel func()
+
+	initMu sync.Mutex // held only while enabling this tab's domains
+	ready  atomic.Bool
+
+	worldMu sync.Mutex // serialises creating this tab's isolated world
+
+	mu        sync.Mutex
+	mainFrame string
+	world     int // isolated-world execution context id; 0 = none
+	watchers  map[*watcher]struct{}
+	console   *consoleLog
+	network   *networkLog
+	docStatus map[string]int // loaderId → HTTP status of the main document
+	gone      bool
+}
+
+// tabState returns the tab's state, subscribing to its events on first use.
+func (e *Engine) tabState(id int) (*tabState, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, wire.Errorf(wire.CodeInternal, "the tool engine is shut down")
+	}
+	if ts := e.tabs[id]; ts != nil {
+		return ts, nil
+	}
+	ts := &tabState{
+		id: id, e: e, watchers: map[*watcher]struct{}{},
+		console: newConsoleLog(maxLogEntries), network: newNetworkLog(maxLogEntries),
+		docStatus: map[string]int{},
+	}
+	// Subscribing under e.mu is safe: SubscribeTab never calls back
+	// synchronously, and handlers never take e.mu while the hub holds a lock.
+	ts.cancel = e.hub.SubscribeTab(id, ts.onEvent)
+	e.tabs[id] = ts
+	return ts, nil
+}
+
+func (e *Engine) dropTab(ts *tabState) {
+	e.mu.Lock()
+	if e.tabs[ts.id] == ts {
+		delete(e.tabs, ts.id)
+	}
+	delete(e.owners, ts.id)
+	e.mu.Unlock()
+	ts.stop()
+}
+
+func (ts *tabState) stop() {
+	ts.cancel()
+	ts.mu.Lock()
+	ts.gone = true
+	ws := make([]*watcher, 0, len(ts.watchers))
+	for w := range ts.watchers {
+		ws = append(ws, w)
+	}
+	ts.mu.Unlock()
+	for _, w := range ws {
+		w.push(hub.TabEvent{Kind: hub.TabClosed})
+	}
+}
+
+// ensure turns on the domains the tools rely on: Page (loads, lifecycle),
+// Runtime and Log (console), Network (requests). The extension may detach
+// on idle; a detached event makes the next call do this again.
+func (ts *tabState) ensure(ctx context.Context, agent string) error {
+	if ts.ready.Load() {
+		return nil
+	}
+	ts.initMu.Lock()
+	defer ts.initMu.Unlock()
+	if ts.ready.Load() {
+		return nil
+	}
+	for _, step := range []struct {
+		method string
+		params any
+	}{
+		{"Page.enable", nil},
+		{"Page.setLifecycleEventsEnabled", map[string]any{"enabled": true}},
+		{"Runtime.enable", nil},
+		{"Log.enable", nil},
+		{"Network.enable", map[string]any{"maxPostDataSize": 0}},
+	} {
+		if _, err := ts.e.hub.CDP(ctx, ts.id, step.method, step.params, "", agent); err != nil {
+			return fmt.Errorf("preparing tab %d (%s): %w", ts.id, step.method, err)
+		}
+	}
+	var tree struct {
+		FrameTree struct {
+			Frame struct {
+				ID string `json:"id"`
+			} `json:"frame"`
+		} `json:"frameTree"`
+	}
+	raw, err := ts.e.hub.CDP(ctx, ts.id, "Page.getFrameTree", nil, "", agent)
+	if err != nil {
+		return fmt.Errorf("preparing tab %d: %w", ts.id, err)
+	}
+	if err := json.Unmarshal(raw, &tree); err != nil {
+		return wire.Errorf(wire.CodeInternal, "decoding Page.getFrameTree: %v", err)
+	}
+	ts.mu.Lock()
+	ts.mainFrame = tree.FrameTree.Frame.ID
+	ts.mu.Unlock()
+	ts.ready.Store(true)
+	return nil
+}
+
+func (ts *tabState) frame() string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.mainFrame
+}
+
+// onEvent runs on the browser's reader goroutine: it only records and
+// signals, never blocks.
+func (ts *tabState) onEvent(ev hub.TabEvent) {
+	switch ev.Kind {
+	case hub.TabDetached:
+		ts.ready.Store(false)
+		ts.mu.Lock()
+		ts.world = 0
+		ts.mu.Unlock()
+		ts.notify(ev)
+		return
+	case hub.TabClosed, hub.TabGone:
+		ts.e.dropTab(ts)
+		return
+	case hub.TabUpdated:
+		return
+	}
+	if ev.SessionID != "" {
+		return // iframes and workers: not the page the tools drive
+	}
+	switch ev.Method {
+	case "Runtime.consoleAPICalled", "Runtime.exceptionThrown", "Log.entryAdded":
+		ts.console.add(ev.Method, ev.Params)
+		return
+	case "Network.requestWillBeSent", "Network.responseReceived", "Network.loadingFinished", "Network.loadingFailed":
+		if status, loader, ok := ts.network.add(ev.Method, ev.Params); ok {
+			ts.mu.Lock()
+			ts.docStatus[loader] = status
+			if len(ts.docStatus) > 64 {
+				clear(ts.docStatus)
+				ts.docStatus[loader] = status
+			}
+			ts.mu.Unlock()
+		}
+		return
+	case "Runtime.executionContextDestroyed":
+		var p struct {
+			ID int `json:"executionContextId"`
+		}
+		if json.Unmarshal(ev.Params, &p) == nil {
+			ts.mu.Lock()
+			if ts.world == p.ID {
+				ts.world = 0
+			}
+			ts.mu.Unlock()
+		}
+	case "Runtime.executionContextsCleared":
+		ts.mu.Lock()
+		ts.world = 0
+		ts.mu.Unlock()
+	case "Page.frameNavigated":
+		var p struct {
+			Frame struct {
+				ID       string `json:"id"`
+				ParentID string `json:"parentId"`
+			} `json:"frame"`
+		}
+		if json.Unmarshal(ev.Params, &p) == nil && p.Frame.ParentID == "" {
+			ts.mu.Lock()
+			ts.mainFrame = p.Frame.ID
+			ts.world = 0
+			ts.mu.Unlock()
+		}
+	}
+	if strings.HasPrefix(ev.Method, "Page.") || ev.Method == "Runtime.executionContextsCleared" {
+		ts.notify(ev)
+	}
+}
+
+func (ts *tabState) notify(ev hub.TabEvent) {
+	ts.mu.Lock()
+	if len(ts.watchers) == 0 {
+		ts.mu.Unlock()
+		return
+	}
+	ws := make([]*watcher, 0, len(ts.watchers))
+	for w := range ts.watchers {
+		ws = append(ws, w)
+	}
+	ts.mu.Unlock()
+	for _, w := range ws {
+		w.push(ev)
+	}
+}
+
+func (ts *tabState) status(loader string) int {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.docStatus[loader]
+}
+
+// ---- the isolated world and its helper ----
+
+//go:embed page.js
+var pageJS string
+
+const worldName = "reins"
+
+// worldID returns the tab's isolated world, creating it and installing the
+// helper when the document changed. The helper lives apart from the page's
+// own scripts, so a page cannot fake refs or patch the DOM APIs it uses.
+func (ts *tabState) worldID(ctx context.Context, agent string) (int, error) {
+	ts.mu.Lock()
+	id := ts.world
+	ts.mu.Unlock()
+	if id != 0 {
+		return id, nil
+	}
+	ts.worldMu.Lock()
+	defer ts.worldMu.Unlock()
+	ts.mu.Lock()
+	id, frame := ts.world, ts.mainFrame
+	ts.mu.Unlock()
+	if id != 0 {
+		return id, nil
+	}
+	var created struct {
+		ID int `json:"executionContextId"`
+	}
+	raw, err := ts.e.hub.CDP(ctx, ts.id, "Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": worldName}, "", agent)
+	if err != nil {
+		return 0, fmt.Errorf("preparing the page of tab %d: %w", ts.id, err)
+	}
+	if err := json.Unmarshal(raw, &created); err != nil || created.ID == 0 {
+		return 0, wire.Errorf(wire.CodeInternal, "Page.createIsolatedWorld returned no context")
+	}
+	var res evalResult
+	raw, err = ts.e.hub.CDP(ctx, ts.id, "Runtime.evaluate", map[string]any{"expression": pageJS, "contextId": created.ID, "returnByValue": true}, "", agent)
+	if err != nil {
+		return 0, fmt.Errorf("installing the page helper in tab %d: %w", ts.id, err)
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return 0, wire.Errorf(wire.CodeInternal, "decoding the helper install: %v", err)
+	}
+	if res.ExceptionDetails != nil {
+		return 0, wire.Errorf(wire.CodeInternal, "page helper failed to install: %s", res.ExceptionDetails.text())
+	}
+	ts.mu.Lock()
+	ts.world = created.ID
+	ts.mu.Unlock()
+	return created.ID, nil
+}
+
+func (ts *tabState) dropWorld(id int) {
+	ts.mu.Lock()
+	if ts.world == id {
+		ts.world = 0
+	}
+	ts.mu.Unlock()
+}
+
+// evalResult is the result of Runtime.evaluate and Runtime.callFunctionOn.
+type evalResult struct {
+	Result           remoteObject      `json:"result"`
+	ExceptionDetails *exceptionDetails `json:"exceptionDetails,omitempty"`
+}
+
+type remoteObject struct {
+	Type        string          `json:"type"`
+	Subtype     string          `json:"subtype,omitempty"`
+	ClassName   string          `json:"className,omitempty"`
+	Value       json.RawMessage `json:"value,omitempty"`
+	Unserial    string          `json:"unserializableValue,omitempty"`
+	Description string          `json:"description,omitempty"`
+	ObjectID    string          `json:"objectId,omitempty"`
+}
+
+type exceptionDetails struct {
+	Text      string        `json:"text"`
+	Exception *remoteObject `json:"exception,omitempty"`
+	URL       string        `json:"url,omitempty"`
+	Line      int           `json:"lineNumber"`
+	Column    int           `json:"columnNumber"`
+}
+
+func (d *exceptionDetails) text() string {
+	if d.Exception != nil && d.Exception.Description != "" {
+		return d.Exception.Description
+	}
+	if d.Exception != nil && len(d.Exception.Value) > 0 {
+		return d.Text + " " + string(d.Exception.Value)
+	}
+	return d.Text
+}
+
+// helperReply is the envelope every page.js function answers with.
+type helperReply struct {
+	OK    json.RawMessage `json:"ok"`
+	Err   string          `json:"err"`
+	Code  string          `json:"code"`
+	Href  string          `json:"href"`
+	Title string          `json:"title"`
+}
+
+// helper calls page.js's function fn with args in the isolated world and
+// decodes its answer into out. href is the page's URL at the time of the
+// call, for the origin guard and observations.
+func (ts *tabState) helper(ctx context.Context, agent, fn string, out any, args ...any) (href string, err error) {
+	cargs := make([]map[string]any, len(args))
+	for i, a := range args {
+		cargs[i] = map[string]any{"value": a}
+	}
+	for attempt := 0; ; attempt++ {
+		id, err := ts.worldID(ctx, agent)
+		if err != nil {
+			return "", err
+		}
+		var res evalResult
+		raw, err := ts.e.hub.CDP(ctx, ts.id, "Runtime.callFunctionOn", map[string]any{
+			"functionDeclaration": "function(...a){return globalThis.__reins.call(" + jsString(fn) + ", a)}",
+			"executionContextId":  id,
+			"arguments":           cargs,
+			"returnByValue":       true,
+			"awaitPromise":        true,
+			"userGesture":         true,
+		}, "", agent)
+		if err != nil {
+			if attempt == 0 && contextGone(err) {
+				// The document changed under us; make a world in the new one.
+				ts.dropWorld(id)
+				continue
+			}
+			return "", fmt.Errorf("calling the page of tab %d: %w", ts.id, err)
+		}
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return "", wire.Errorf(wire.CodeInternal, "decoding page reply: %v", err)
+		}
+		if res.ExceptionDetails != nil {
+			msg := res.ExceptionDetails.text()
+			if attempt == 0 && (strings.Contains(msg, "__reins") || strings.Contains(msg, "destroyed")) {
+				ts.dropWorld(id)
+				continue
+			}
+			return "", wire.Errorf(wire.CodeInternal, "page helper %s failed: %s", fn, firstLine(msg))
+		}
+		var rep helperReply
+		if err := json.Unmarshal(res.Result.Value, &rep); err != nil {
+			return "", wire.Errorf(wire.CodeInternal, "page helper %s answered %s", fn, truncate(string(res.Result.Value), 200))
+		}
+		if rep.Err != "" {
+			code := wire.Code(rep.Code)
+			if code == "" {
+				code = wire.CodeBadParams
+			}
+			return rep.Href, &wire.Error{Code: code, Message: rep.Err}
+		}
+		if out != nil && len(rep.OK) > 0 {
+			if err := json.Unmarshal(rep.OK, out); err != nil {
+				return rep.Href, wire.Errorf(wire.CodeInternal, "decoding page helper %s: %v", fn, err)
+			}
+		}
+		return rep.Href, nil
+	}
+}
+
+func contextGone(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "annot find context") || strings.Contains(msg, "xecution context was destroyed") ||
+		strings.Contains(msg, "nspected target navigated")
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// Cut on a rune boundary.
+	for n > 0 && n < len(s) && (s[n]&0xC0) == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,249 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/wire"
+)
+
+// Waits are event driven: a watcher collects the tab's Page events from the
+// moment it is created (before the action that may navigate), and the
+// waiting code reads them in order until the event that matters arrives or
+// its deadline passes. Nothing sleeps for a fixed time.
+
+const maxWatchedEvents = 512
+
+type watcher struct {
+	ts     *tabState
+	mu     sync.Mutex
+	events []hub.TabEvent
+	read   int
+	signal chan struct{}
+}
+
+func (ts *tabState) watch() *watcher {
+	w := &watcher{ts: ts, signal: make(chan struct{}, 1)}
+	ts.mu.Lock()
+	gone := ts.gone
+	ts.watchers[w] = struct{}{}
+	ts.mu.Unlock()
+	if gone {
+		w.push(hub.TabEvent{Kind: hub.TabClosed})
+	}
+	return w
+}
+
+func (w *watcher) stop() {
+	w.ts.mu.Lock()
+	delete(w.ts.watchers, w)
+	w.ts.mu.Unlock()
+}
+
+func (w *watcher) push(ev hub.TabEvent) {
+	w.mu.Lock()
+	if len(w.events) < maxWatchedEvents {
+		w.events = append(w.events, ev)
+	}
+	w.mu.Unlock()
+	select {
+	case w.signal <- struct{}{}:
+	default:
+	}
+}
+
+// next returns the next unread event, waiting until ctx ends.
+func (w *watcher) next(ctx context.Context) (hub.TabEvent, error) {
+	for {
+		w.mu.Lock()
+		if w.read < len(w.events) {
+			ev := w.events[w.read]
+			w.read++
+			w.mu.Unlock()
+			return ev, nil
+		}
+		w.mu.Unlock()
+		select {
+		case <-w.signal:
+		case <-ctx.Done():
+			return hub.TabEvent{}, ctx.Err()
+		}
+	}
+}
+
+// pending drains the already-received events without waiting.
+func (w *watcher) pending() []hub.TabEvent {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := append([]hub.TabEvent(nil), w.events[w.read:]...)
+	w.read = len(w.events)
+	return out
+}
+
+// navState follows one main-frame navigation through its events.
+type navState struct {
+	mainFrame       string
+	loaderID        string // wanted loader, "" = any
+	started         bool   // the main frame started loading or asked to navigate
+	committed       bool   // the new document committed
+	sameDoc         bool   // a same-document navigation happened
+	done            bool
+	closed          bool
+	detached        bool
+	failed          string
+	committedLoader string
+}
+
+type pageEventParams struct {
+	FrameID  string `json:"frameId"`
+	LoaderID string `json:"loaderId"`
+	Name     string `json:"name"`
+	Frame    struct {
+		ID       string `json:"id"`
+		ParentID string `json:"parentId"`
+		LoaderID string `json:"loaderId"`
+	} `json:"frame"`
+	Type string `json:"type"`
+}
+
+// feed advances the state with one event.
+func (n *navState) feed(ev hub.TabEvent) {
+	switch ev.Kind {
+	case hub.TabClosed, hub.TabGone:
+		n.closed, n.done = true, true
+		return
+	case hub.TabDetached:
+		n.detached, n.done = true, true
+		return
+	case hub.TabCDPEvent:
+	default:
+		return
+	}
+	var p pageEventParams
+	switch ev.Method {
+	case "Page.frameRequestedNavigation", "Page.frameStartedNavigating", "Page.frameStartedLoading",
+		"Page.frameNavigated", "Page.navigatedWithinDocument", "Page.lifecycleEvent", "Page.frameStoppedLoading":
+		if json.Unmarshal(ev.Params, &p) != nil {
+			return
+		}
+	case "Page.loadEventFired":
+		if n.committed {
+			n.done = true
+		}
+		return
+	default:
+		return
+	}
+	frame := p.FrameID
+	if ev.Method == "Page.frameNavigated" {
+		frame = p.Frame.ID
+		if p.Frame.ParentID != "" {
+			return
+		}
+	} else if n.mainFrame != "" && frame != n.mainFrame {
+		return
+	}
+	switch ev.Method {
+	case "Page.frameRequestedNavigation", "Page.frameStartedNavigating", "Page.frameStartedLoading":
+		n.started = true
+	case "Page.frameNavigated":
+		if n.loaderID == "" || p.Frame.LoaderID == n.loaderID {
+			n.committed = true
+			n.started = true
+			n.committedLoader = p.Frame.LoaderID
+			if p.Type == "BackForwardCacheRestore" {
+				// A page restored from the back/forward cache does not load again.
+				n.done = true
+			}
+		}
+	case "Page.navigatedWithinDocument":
+		n.sameDoc = true
+	case "Page.lifecycleEvent":
+		if p.Name == "load" && (p.LoaderID == n.loaderID && n.loaderID != "" || n.committed && p.LoaderID == n.committedLoader) {
+			n.done = true
+		}
+	case "Page.frameStoppedLoading":
+		if n.started {
+			n.done = true
+		}
+	}
+}
+
+// waitLoad reads events until the navigation finished loading or timeout
+// passes. It reports whether the load finished.
+func (w *watcher) waitLoad(ctx context.Context, n *navState, timeout time.Duration) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for !n.done {
+		ev, err := w.next(ctx)
+		if err != nil {
+			if ctx.Err() == context.DeadlineExceeded {
+				return false, nil
+			}
+			return false, err
+		}
+		n.feed(ev)
+	}
+	if n.closed {
+		return false, wire.Errorf(wire.CodeNoSuchTab, "tab %d closed while loading", w.ts.id)
+	}
+	return !n.detached, nil
+}
+
+// settled is what an action's wait observed.
+type settled struct {
+	href      string
+	title     string
+	navigated bool // a new document loaded (or started to)
+	sameDoc   bool
+	loading   bool // still loading when the deadline passed
+}
+
+// settle waits after an action: for the DOM to go quiet in the page, and,
+// if the action started a main-frame navigation, for that page to load.
+func (c *call) settle(ctx context.Context, ts *tabState, w *watcher) (settled, error) {
+	var out settled
+	var q struct {
+		Title string `json:"title"`
+	}
+	quiet, max := c.e.opts.QuietWindow, c.e.opts.SettleTimeout
+	href, qerr := ts.helper(ctx, c.s.Agent, "quiet", &q, quiet.Milliseconds(), max.Milliseconds())
+	n := &navState{mainFrame: ts.frame()}
+	for _, ev := range w.pending() {
+		n.feed(ev)
+	}
+	out.sameDoc = n.sameDoc
+	if n.closed {
+		return out, wire.Errorf(wire.CodeNoSuchTab, "tab %d closed", ts.id)
+	}
+	if !n.started && !n.committed && qerr == nil {
+		out.href, out.title = href, q.Title
+		return out, nil
+	}
+	if qerr != nil && !n.started && !n.committed && !contextGone(qerr) {
+		return out, qerr
+	}
+	out.navigated = true
+	if !n.done {
+		ok, err := w.waitLoad(ctx, n, c.e.opts.NavigationTimeout)
+		if err != nil {
+			return out, err
+		}
+		out.loading = !ok
+	}
+	if !n.committed && !n.done {
+		out.navigated = false
+	}
+	var info struct {
+		Title string `json:"title"`
+	}
+	href, err := ts.helper(ctx, c.s.Agent, "info", &info)
+	if err != nil {
+		return out, err
+	}
+	out.href, out.title = href, info.Title
+	return out, nil
+}
