@@ -23,7 +23,7 @@ APT_TEST  := chromium xvfb xauth imagemagick x11-utils libsecret-tools
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help deps deps-run deps-test build run test test-unit test-race test-ui test-node test-keychain test-e2e bench vet fmt clean
+.PHONY: help deps deps-run deps-test build run test test-unit test-race test-ui test-node test-keychain test-e2e conformance bench vet fmt clean
 
 help:
 	@echo "make run    install what is missing, build, start Reins (headless when there is no display)"
@@ -102,6 +102,13 @@ test-keychain:
 test-e2e: build
 	@mkdir -p $(TEST_TMP)/cache
 	$(TEST_ENV) go test -count=1 -timeout 30m ./companion/e2e/...
+
+# The official MCP conformance suite against /mcp of a real reins headless
+# with a real agent token. npm installs the suite and a Node 22 binary into
+# ~/.cache/reins/conformance (never globally); companion/mcp/conformance/
+# baseline.yml lists the scenarios that do not apply to Reins, and why.
+conformance: build
+	REINS_BIN=$(BIN) bash companion/mcp/conformance/run.sh
 
 bench: build
 	@mkdir -p $(TEST_TMP)/cache
