@@ -1,0 +1,484 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ExtensionID is the id the manifest's key pins (companion.ExtensionID).
+const ExtensionID = "cahakjcjmollcmebjjnhhlhcdhipahla"
+
+// DefaultChromium is where Debian's chromium package puts the real binary
+// (/usr/bin/chromium is a wrapper script that adds flags of its own).
+const DefaultChromium = "/usr/lib/chromium/chromium"
+
+// ChromiumPath is $REINS_CHROMIUM or DefaultChromium.
+func ChromiumPath() string {
+	if p := os.Getenv("REINS_CHROMIUM"); p != "" {
+		return p
+	}
+	return DefaultChromium
+}
+
+// Chromium is a running headless Chromium with the unpacked extension.
+type Chromium struct {
+	// Browser is the browser-level DevTools connection.
+	Browser      *CDP
+	DevToolsPort int
+	UserDataDir  string
+
+	cmd     *exec.Cmd
+	out     *syncBuffer
+	exited  chan struct{}
+	waitErr error
+	dir     string
+	once    sync.Once
+}
+
+// StartChromium launches Chromium with a fresh profile in a temp dir, the
+// repo's extension/ loaded unpacked, and DevTools on a kernel-chosen port.
+// A missing binary is an error, never a reason to skip.
+func StartChromium(ctx context.Context) (*Chromium, error) {
+	bin := ChromiumPath()
+	if st, err := os.Stat(bin); err != nil || st.IsDir() {
+		return nil, fmt.Errorf("no Chromium at %s (set REINS_CHROMIUM, or install the chromium package): %v", bin, err)
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	ext := filepath.Join(root, "extension")
+	if _, err := os.Stat(filepath.Join(ext, "manifest.json")); err != nil {
+		return nil, fmt.Errorf("no extension to load: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "reins-chromium-")
+	if err != nil {
+		return nil, err
+	}
+	c := &Chromium{UserDataDir: filepath.Join(dir, "profile"), out: &syncBuffer{}, exited: make(chan struct{}), dir: dir}
+	for _, d := range []string{"cache", "config", "home"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	args := []string{
+		"--headless=new",
+		"--no-sandbox",
+		"--disable-gpu",
+		"--disable-quic",
+		"--no-first-run",
+		"--no-default-browser-check",
+		"--disable-background-networking",
+		"--disable-component-update",
+		"--disable-sync",
+		"--disable-default-apps",
+		"--disable-domain-reliability",
+		"--metrics-recording-only",
+		// Belt and braces for "traffic to 127.0.0.1 only": any name other
+		// than the loopback ones fails to resolve.
+		"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+		"--user-data-dir=" + c.UserDataDir,
+		"--load-extension=" + ext,
+		"--disable-extensions-except=" + ext,
+		"--silent-debugger-extension-api",
+		"--remote-debugging-port=0",
+		"about:blank",
+	}
+	c.cmd = exec.Command(bin, args...)
+	// Chromium writes caches (fontconfig, shaders) and NSS state under the
+	// XDG dirs and HOME; keep them in the temp dir, not the person's home.
+	c.cmd.Env = append(os.Environ(),
+		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
+		"HOME="+filepath.Join(dir, "home"),
+	)
+	// Its own process group, so Close reaches the renderers and helpers.
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	listening := make(chan string, 1)
+	w := &lineWatch{w: c.out, prefix: "DevTools listening on ", found: listening}
+	c.cmd.Stdout = w
+	c.cmd.Stderr = w
+	if err := c.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("starting chromium: %w", err)
+	}
+	go func() {
+		c.waitErr = c.cmd.Wait()
+		close(c.exited)
+	}()
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
+	var wsURL string
+	select {
+	case wsURL = <-listening:
+	case <-c.exited:
+		err := fmt.Errorf("chromium exited at start: %v\n%s", c.waitErr, Tail(c.out.String(), 30))
+		c.Close()
+		return nil, err
+	case <-ctx.Done():
+		c.Close()
+		return nil, fmt.Errorf("chromium never opened DevTools: %w\n%s", ctx.Err(), Tail(c.out.String(), 30))
+	}
+	if port, err := devToolsPort(c.UserDataDir); err == nil {
+		c.DevToolsPort = port
+	}
+	if c.Browser, err = DialCDP(ctx, wsURL); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// devToolsPort reads DevToolsActivePort, which Chromium writes before it
+// prints the listening line.
+func devToolsPort(profile string) (int, error) {
+	data, err := os.ReadFile(filepath.Join(profile, "DevToolsActivePort"))
+	if err != nil {
+		return 0, err
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	return strconv.Atoi(strings.TrimSpace(first))
+}
+
+// lineWatch copies output and reports the rest of the first line that
+// starts with prefix.
+type lineWatch struct {
+	w      *syncBuffer
+	prefix string
+	found  chan string
+	mu     sync.Mutex
+	line   []byte
+	done   bool
+}
+
+func (l *lineWatch) Write(p []byte) (int, error) {
+	l.w.Write(p)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return len(p), nil
+	}
+	l.line = append(l.line, p...)
+	for {
+		i := bytes.IndexByte(l.line, '\n')
+		if i < 0 {
+			break
+		}
+		line := strings.TrimSpace(string(l.line[:i]))
+		l.line = l.line[i+1:]
+		if rest, ok := strings.CutPrefix(line, l.prefix); ok {
+			l.done = true
+			l.line = nil
+			l.found <- rest
+			break
+		}
+	}
+	return len(p), nil
+}
+
+// Output is what Chromium printed (mostly noise; for failure reports).
+func (c *Chromium) Output() string { return c.out.String() }
+
+// Exited is closed when the main browser process has exited.
+func (c *Chromium) Exited() <-chan struct{} { return c.exited }
+
+// Kill SIGKILLs the whole browser: the main process and its helpers, as a
+// crash or the OOM killer would.
+func (c *Chromium) Kill() error {
+	return syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// Close kills every process of the browser, waits for the main one and
+// removes the profile and caches.
+func (c *Chromium) Close() {
+	c.once.Do(func() {
+		if c.Browser != nil {
+			c.Browser.Close()
+		}
+		syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		<-c.exited
+		// A helper that left the process group would keep the profile busy.
+		killMatching(c.dir)
+		os.RemoveAll(c.dir)
+	})
+}
+
+// killMatching SIGKILLs processes whose command line mentions s.
+func killMatching(s string) {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmdline, []byte(s)) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// TargetInfo is a DevTools target.
+type TargetInfo struct {
+	TargetID string `json:"targetId"`
+	Type     string `json:"type"`
+	URL      string `json:"url"`
+	Title    string `json:"title"`
+	Attached bool   `json:"attached"`
+}
+
+// Targets lists the browser's targets.
+func (c *Chromium) Targets(ctx context.Context) ([]TargetInfo, error) {
+	var out struct {
+		TargetInfos []TargetInfo `json:"targetInfos"`
+	}
+	return out.TargetInfos, c.Browser.Call(ctx, "", "Target.getTargets", nil, &out)
+}
+
+// WaitTarget waits, on Target.targetCreated/targetInfoChanged events, for a
+// target that match accepts.
+func (c *Chromium) WaitTarget(ctx context.Context, match func(TargetInfo) bool) (TargetInfo, error) {
+	found := make(chan TargetInfo, 1)
+	cancel := c.Browser.Subscribe(func(ev CDPEvent) {
+		if ev.SessionID != "" || (ev.Method != "Target.targetCreated" && ev.Method != "Target.targetInfoChanged") {
+			return
+		}
+		var p struct {
+			TargetInfo TargetInfo `json:"targetInfo"`
+		}
+		if json.Unmarshal(ev.Params, &p) == nil && match(p.TargetInfo) {
+			select {
+			case found <- p.TargetInfo:
+			default:
+			}
+		}
+	})
+	defer cancel()
+	// Discovery reports every existing target as created, so subscribing
+	// first and then enabling it misses nothing.
+	if err := c.Browser.Call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}, nil); err != nil {
+		return TargetInfo{}, err
+	}
+	ts, err := c.Targets(ctx)
+	if err != nil {
+		return TargetInfo{}, err
+	}
+	for _, t := range ts {
+		if match(t) {
+			return t, nil
+		}
+	}
+	select {
+	case t := <-found:
+		return t, nil
+	case <-ctx.Done():
+		return TargetInfo{}, fmt.Errorf("waiting for a target: %w", ctx.Err())
+	case <-c.exited:
+		return TargetInfo{}, errors.New("chromium exited")
+	}
+}
+
+// ServiceWorker waits for the extension's service worker target.
+func (c *Chromium) ServiceWorker(ctx context.Context) (TargetInfo, error) {
+	prefix := "chrome-extension://" + ExtensionID + "/"
+	return c.WaitTarget(ctx, func(t TargetInfo) bool {
+		return t.Type == "service_worker" && strings.HasPrefix(t.URL, prefix)
+	})
+}
+
+// Attach attaches to a target with a flattened session.
+func (c *Chromium) Attach(ctx context.Context, targetID string) (string, error) {
+	var out struct {
+		SessionID string `json:"sessionId"`
+	}
+	err := c.Browser.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": targetID, "flatten": true}, &out)
+	return out.SessionID, err
+}
+
+// Detach ends a session.
+func (c *Chromium) Detach(ctx context.Context, sessionID string) error {
+	return c.Browser.Call(ctx, "", "Target.detachFromTarget", map[string]any{"sessionId": sessionID}, nil)
+}
+
+// Evaluate runs expression in a session, awaiting a promise, and decodes
+// its value into out (when non-nil).
+func (c *Chromium) Evaluate(ctx context.Context, sessionID, expression string, out any) error {
+	var res struct {
+		Result           json.RawMessage `json:"result"`
+		ExceptionDetails *struct {
+			Text      string `json:"text"`
+			Exception *struct {
+				Description string `json:"description"`
+			} `json:"exception"`
+		} `json:"exceptionDetails"`
+	}
+	err := c.Browser.Call(ctx, sessionID, "Runtime.evaluate", map[string]any{
+		"expression": expression, "awaitPromise": true, "returnByValue": true,
+	}, &res)
+	if err != nil {
+		return err
+	}
+	if e := res.ExceptionDetails; e != nil {
+		msg := e.Text
+		if e.Exception != nil {
+			msg = e.Exception.Description
+		}
+		return fmt.Errorf("evaluating %q: %s", expression, msg)
+	}
+	if out == nil {
+		return nil
+	}
+	var v struct {
+		Value json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal(res.Result, &v); err != nil {
+		return err
+	}
+	if len(v.Value) == 0 {
+		return fmt.Errorf("evaluating %q: no value", expression)
+	}
+	return json.Unmarshal(v.Value, out)
+}
+
+// InWorker runs fn with a session on the extension's service worker and
+// detaches afterwards: an attached DevTools session keeps an MV3 worker
+// alive, which would hide the very idle behaviour the tests check. Call it
+// only once the worker has started (the extension said hello): attaching
+// to a worker that is still starting crashes it (Chromium 156).
+func (c *Chromium) InWorker(ctx context.Context, fn func(sessionID string) error) error {
+	sw, err := c.ServiceWorker(ctx)
+	if err != nil {
+		return err
+	}
+	sid, err := c.Attach(ctx, sw.TargetID)
+	if err != nil {
+		return fmt.Errorf("attaching to the extension's worker: %w", err)
+	}
+	defer c.Detach(context.WithoutCancel(ctx), sid)
+	return fn(sid)
+}
+
+// UseCompanionPort points the extension at a companion on port, the way a
+// person does on the options page: it stores the port in
+// chrome.storage.local and sends the worker the reconnect message the page
+// sends on save. Both run in the options page, not in the worker: attaching
+// DevTools to a worker that is still starting crashes its renderer
+// (Chromium 156), and an attached session would keep the worker alive,
+// hiding the idle behaviour the tests check. Without the reconnect the port
+// would only take effect at the next backoff retry, up to 15 s later, and
+// never while another companion holds the default port.
+func (c *Chromium) UseCompanionPort(ctx context.Context, port int) error {
+	return c.inExtensionPage(ctx, "options.html", func(sid string) error {
+		var got int
+		expr := fmt.Sprintf(`(async () => {
+			await chrome.storage.local.set({port: %d});
+			const r = await chrome.runtime.sendMessage({type: 'reconnect'});
+			if (!r || !r.ok) throw new Error('reconnect refused: ' + JSON.stringify(r));
+			return (await chrome.storage.local.get('port')).port;
+		})()`, port)
+		if err := c.Evaluate(ctx, sid, expr, &got); err != nil {
+			return fmt.Errorf("setting the extension's port: %w", err)
+		}
+		if got != port {
+			return fmt.Errorf("storage holds port %d after setting %d", got, port)
+		}
+		return nil
+	})
+}
+
+// inExtensionPage opens one of the extension's pages in a new target, runs
+// fn once it has loaded, and closes it.
+func (c *Chromium) inExtensionPage(ctx context.Context, page string, fn func(sessionID string) error) error {
+	targetID, sid, err := c.OpenPage(ctx, "chrome-extension://"+ExtensionID+"/"+page)
+	if err != nil {
+		return err
+	}
+	defer c.CloseTarget(context.WithoutCancel(ctx), targetID)
+	return fn(sid)
+}
+
+// OpenPage opens url in a new tab through the browser's own DevTools (so the
+// extension does not share it), attaches to it and returns once its load
+// event fired.
+func (c *Chromium) OpenPage(ctx context.Context, url string) (targetID, sessionID string, err error) {
+	var created struct {
+		TargetID string `json:"targetId"`
+	}
+	if err := c.Browser.Call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank", "background": true}, &created); err != nil {
+		return "", "", err
+	}
+	sid, err := c.Attach(ctx, created.TargetID)
+	if err != nil {
+		return "", "", err
+	}
+	loaded := make(chan struct{}, 1)
+	cancel := c.Browser.Subscribe(func(ev CDPEvent) {
+		if ev.SessionID == sid && ev.Method == "Page.loadEventFired" {
+			select {
+			case loaded <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer cancel()
+	if err := c.Browser.Call(ctx, sid, "Page.enable", nil, nil); err != nil {
+		return "", "", err
+	}
+	var nav struct {
+		ErrorText string `json:"errorText"`
+	}
+	if err := c.Browser.Call(ctx, sid, "Page.navigate", map[string]any{"url": url}, &nav); err != nil {
+		return "", "", err
+	}
+	if nav.ErrorText != "" {
+		return "", "", fmt.Errorf("navigating to %s: %s", url, nav.ErrorText)
+	}
+	select {
+	case <-loaded:
+	case <-ctx.Done():
+		return "", "", fmt.Errorf("%s never loaded: %w", url, ctx.Err())
+	}
+	return created.TargetID, sid, nil
+}
+
+// CloseTarget closes a tab opened through DevTools.
+func (c *Chromium) CloseTarget(ctx context.Context, targetID string) error {
+	return c.Browser.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": targetID}, nil)
+}
+
+// ExtensionVersion is the version in extension/manifest.json, which the
+// extension must report in hello.
+func ExtensionVersion() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(filepath.Join(root, "extension", "manifest.json"))
+	if err != nil {
+		return "", err
+	}
+	var m struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return "", err
+	}
+	return m.Version, nil
+}
+
+// Deadline is a convenience for a context bounded by d.
+func Deadline(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}

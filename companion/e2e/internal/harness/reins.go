@@ -1,0 +1,201 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/reinshq/reins/companion/inspect"
+	"github.com/reinshq/reins/companion/wire"
+)
+
+// Reins is a running `reins headless`.
+type Reins struct {
+	Port    int
+	DataDir string
+	Socket  string
+	Client  *inspect.Client
+
+	cmd     *exec.Cmd
+	out     *syncBuffer
+	exited  chan struct{}
+	waitErr error
+	dir     string
+}
+
+// StartTimeout bounds how long reins may take to answer after it starts.
+const StartTimeout = 20 * time.Second
+
+// StartReins starts `reins headless` on a free port with a fresh data dir, a
+// file keyring and the inspection socket, and returns once GET / answers the
+// health text and the socket answers.
+func StartReins(ctx context.Context) (*Reins, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	var lastErr error
+	// A free port can be taken between asking and binding; try a few.
+	for range 3 {
+		r, err := startReins(ctx, bin)
+		if err == nil {
+			return r, nil
+		}
+		lastErr = err
+		if !errors.Is(err, errPortTaken) {
+			break
+		}
+	}
+	return nil, lastErr
+}
+
+var errPortTaken = errors.New("port taken")
+
+func startReins(ctx context.Context, bin string) (*Reins, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	// Short: Unix socket paths are capped near 108 bytes.
+	dir, err := os.MkdirTemp("", "reins-e2e-")
+	if err != nil {
+		return nil, err
+	}
+	r := &Reins{
+		Port:    port,
+		DataDir: filepath.Join(dir, "data"),
+		Socket:  filepath.Join(dir, "inspect.sock"),
+		out:     &syncBuffer{},
+		exited:  make(chan struct{}),
+		dir:     dir,
+	}
+	r.cmd = exec.Command(bin, "headless",
+		"--port", strconv.Itoa(port),
+		"--data-dir", r.DataDir,
+		"--keyring", "file",
+		"--inspect-socket", r.Socket,
+		"--log-level", "debug",
+	)
+	r.cmd.Stdout = r.out
+	r.cmd.Stderr = r.out
+	if err := r.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("starting reins: %w", err)
+	}
+	go func() {
+		r.waitErr = r.cmd.Wait()
+		close(r.exited)
+	}()
+	r.Client = inspect.NewClient(r.Socket)
+	if err := r.waitReady(ctx); err != nil {
+		r.Close()
+		if strings.Contains(r.out.String(), "port in use") {
+			return nil, fmt.Errorf("%w: %v", errPortTaken, err)
+		}
+		return nil, fmt.Errorf("%w\nreins output:\n%s", err, Tail(r.out.String(), 30))
+	}
+	return r, nil
+}
+
+// waitReady polls with backoff until GET / answers the health text and the
+// inspection socket answers, the process exits, or the deadline passes.
+func (r *Reins) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
+	hc := &http.Client{Timeout: 2 * time.Second}
+	next := Backoff()
+	var last error
+	for {
+		if last = r.probe(ctx, hc); last == nil {
+			return nil
+		}
+		select {
+		case <-r.exited:
+			return fmt.Errorf("reins exited before it was ready: %v", r.waitErr)
+		case <-ctx.Done():
+			return fmt.Errorf("reins not ready after %s: %v", StartTimeout, last)
+		case <-time.After(next()):
+		}
+	}
+}
+
+func (r *Reins) probe(ctx context.Context, hc *http.Client) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.BaseURL()+"/", nil)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != wire.HealthText {
+		return fmt.Errorf("GET / answered %q", body)
+	}
+	_, err = r.Client.Browsers(ctx)
+	return err
+}
+
+// BaseURL is http://127.0.0.1:PORT.
+func (r *Reins) BaseURL() string { return "http://127.0.0.1:" + strconv.Itoa(r.Port) }
+
+// WSURL is the extension socket's URL.
+func (r *Reins) WSURL() string { return "ws://127.0.0.1:" + strconv.Itoa(r.Port) + "/" }
+
+// Output is everything reins wrote so far.
+func (r *Reins) Output() string { return r.out.String() }
+
+// Exited is closed when the process has exited.
+func (r *Reins) Exited() <-chan struct{} { return r.exited }
+
+// Signal sends sig to reins.
+func (r *Reins) Signal(sig os.Signal) error { return r.cmd.Process.Signal(sig) }
+
+// Stop sends SIGTERM and waits up to timeout for a clean exit (status 0).
+func (r *Reins) Stop(timeout time.Duration) error {
+	select {
+	case <-r.exited:
+	default:
+		if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			return fmt.Errorf("signalling reins: %w", err)
+		}
+	}
+	select {
+	case <-r.exited:
+	case <-time.After(timeout):
+		r.cmd.Process.Kill()
+		<-r.exited
+		return fmt.Errorf("reins did not exit within %s of SIGTERM", timeout)
+	}
+	if r.waitErr != nil {
+		return fmt.Errorf("reins exited uncleanly after SIGTERM: %v", r.waitErr)
+	}
+	return nil
+}
+
+// Close kills reins if it still runs and removes its data dir.
+func (r *Reins) Close() {
+	if r.Client != nil {
+		r.Client.Close()
+	}
+	select {
+	case <-r.exited:
+	default:
+		r.cmd.Process.Kill()
+		<-r.exited
+	}
+	os.RemoveAll(r.dir)
+}
+
+// ExitErr is the process's exit status once Exited is closed.
+func (r *Reins) ExitErr() error {
+	<-r.exited
+	return r.waitErr
+}

@@ -1,0 +1,49 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/reinshq/reins/companion/e2e/internal/harness"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	closeBenchStacks()
+	harness.Cleanup()
+	os.Exit(code)
+}
+
+// setupTimeout bounds starting a stack; Chromium's first start on a busy
+// 2-core machine takes a few seconds.
+const setupTimeout = 60 * time.Second
+
+// newStack starts reins, Chromium and the pages for one test and stops them
+// when it ends, checking that reins exits cleanly on SIGTERM.
+func newStack(t testing.TB) *harness.Stack {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	s, err := harness.StartStack(ctx)
+	if err != nil {
+		t.Fatalf("starting reins and chromium: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(s.Diagnostics())
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("stopping reins: %v\n%s", err, harness.Tail(s.Reins.Output(), 40))
+		}
+	})
+	return s
+}
+
+// within is a context for one step of a test.
+func within(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
