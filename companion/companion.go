@@ -22,6 +22,7 @@ import (
 	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/edge"
 	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/live"
 	"github.com/reinshq/reins/companion/mcp"
 	"github.com/reinshq/reins/companion/operator"
 	"github.com/reinshq/reins/companion/pairing"
@@ -109,6 +110,7 @@ type Companion struct {
 
 	offers    *pairing.Store
 	operators *operator.Manager
+	live      *live.Server
 
 	mu       sync.Mutex
 	subs     map[int]chan struct{}
@@ -168,6 +170,7 @@ func New(cfg Config) (*Companion, error) {
 		OnChange:       c.changed,
 		OnPairOffer:    c.parkOffer,
 	})
+	c.live = live.New(live.Options{Hub: c.hub, BaseURL: c.BaseURL(), Logger: cfg.Logger, OnChange: c.changed})
 	c.edge = edge.New(edge.Config{Port: cfg.Port, ExtensionIDs: c.extensionIDs}, c.routes())
 	return c, nil
 }
@@ -195,6 +198,14 @@ func (c *Companion) Tokens() TokenStore { return c.cfg.Tokens }
 
 // MCPURL is the URL agents connect to.
 func (c *Companion) MCPURL() string { return c.BaseURL() + "/mcp" }
+
+// LiveViewURL returns a Live view link for a shared tab, with a one-time
+// ticket valid for a minute (the tray's Live view item and `reins live`).
+func (c *Companion) LiveViewURL(tabID int) (string, error) { return c.live.ViewURL(tabID) }
+
+// TakenOver names who holds the tab in Live view ("" when nobody does); the
+// tool engine refuses mutating calls on the tab meanwhile.
+func (c *Companion) TakenOver(tabID int) string { return c.live.TakenOver(tabID) }
 
 func (c *Companion) extensionIDs() []string {
 	return append([]string{ExtensionID}, c.cfg.ExtensionIDs...)
@@ -276,6 +287,9 @@ func (c *Companion) Shutdown(ctx context.Context) error {
 	}
 	// Before the HTTP server: open SSE streams would hold its Shutdown.
 	c.mcp.Close()
+	// Before the hub: viewers get their closing message while the tab's
+	// browser can still stop the screencast.
+	c.live.Close()
 	c.hub.Close()
 	c.graphWG.Wait()
 	c.offers.Close()
@@ -439,6 +453,7 @@ func (c *Companion) startAdmin() error {
 		Tokens:        ts,
 		Status:        func() admin.Status { return admin.Status{Port: c.cfg.Port, Version: c.cfg.Version, PID: os.Getpid()} },
 		ShowDashboard: c.cfg.ShowDashboard,
+		LiveViewURL:   c.LiveViewURL,
 		Logger:        c.log,
 	}), c.log)
 	return nil

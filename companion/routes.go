@@ -21,6 +21,10 @@ func (c *Companion) routes() map[string]edge.Route {
 		// http://127.0.0.1:PORT, and once the edge has validated Host no
 		// other page can claim that origin.
 		"/mcp": {Origins: edge.SelfOrigin, Handler: c.mcp},
+		// Live view: the page (ticket or session cookie) and its socket
+		// (session cookie, and an Origin that must be the companion's own).
+		"GET /live/{tab}": {Origins: edge.SelfOrigin, Handler: http.HandlerFunc(c.live.ServePage)},
+		"GET /live-ws":    {Origins: edge.SelfOrigin, Handler: http.HandlerFunc(c.live.ServeSocket)},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -72,6 +73,16 @@ func (c *Client) RevokeToken(ctx context.Context, name string) error {
 // ShowDashboard asks a running tray app to show its dashboard.
 func (c *Client) ShowDashboard(ctx context.Context) error {
 	return c.do(ctx, http.MethodPost, "/v1/show-dashboard", nil, nil)
+}
+
+// LiveViewURL asks the running companion for a one-time Live view link for
+// a shared tab.
+func (c *Client) LiveViewURL(ctx context.Context, tabID int) (string, error) {
+	var out LiveView
+	if err := c.do(ctx, http.MethodPost, "/v1/live/"+strconv.Itoa(tabID), nil, &out); err != nil {
+		return "", err
+	}
+	return out.URL, nil
 }
 
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/reinshq/reins/companion/tokens"
@@ -31,7 +32,10 @@ type Options struct {
 	// ShowDashboard asks the tray app to bring its dashboard forward, for a
 	// second `reins` launch. Headless companions leave it nil.
 	ShowDashboard func() error
-	Logger        *slog.Logger
+	// LiveViewURL makes a one-time Live view link for a shared tab
+	// (`reins live TABID`).
+	LiveViewURL func(tabID int) (string, error)
+	Logger      *slog.Logger
 }
 
 // handler answers one admin request with a JSON-encodable value or an error
@@ -56,7 +60,7 @@ func (h *Handler) routes() map[string]handler {
 		"POST /v1/pair/{id}/deny":    notImplemented("pair deny"),
 		"GET /v1/backends":           notImplemented("backends"),
 		"DELETE /v1/backends/{id}":   notImplemented("backends forget"),
-		"POST /v1/live/{tab}":        notImplemented("live"),
+		"POST /v1/live/{tab}":        h.liveViewURL,
 	}
 }
 
@@ -221,4 +225,27 @@ func (h *Handler) showDashboard(*http.Request) (any, error) {
 		return nil, fmt.Errorf("%w: this companion runs headless and has no dashboard", ErrNotImplemented)
 	}
 	return struct{}{}, h.opts.ShowDashboard()
+}
+
+// LiveView is the answer of POST /v1/live/{tab}.
+type LiveView struct {
+	URL string `json:"url"`
+}
+
+func (h *Handler) liveViewURL(r *http.Request) (any, error) {
+	if h.opts.LiveViewURL == nil {
+		return nil, fmt.Errorf("%w: this companion has no live view", ErrNotImplemented)
+	}
+	tab, err := strconv.Atoi(r.PathValue("tab"))
+	if err != nil || tab <= 0 {
+		return nil, fmt.Errorf("%w: tab id %q is not a positive number", ErrBadRequest, r.PathValue("tab"))
+	}
+	u, err := h.opts.LiveViewURL(tab)
+	if err != nil {
+		// An unknown or unshared tab: the request names what cannot be viewed.
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	// The URL carries a one-time ticket: log the tab, never the link.
+	h.log.Info("live view link made", "tab", tab, "via", "admin")
+	return LiveView{URL: u}, nil
 }

@@ -125,8 +125,12 @@ func (s *Server) ViewURL(tabID int) (string, error) {
 	return fmt.Sprintf("%s/live/%d?ticket=%s", s.opts.BaseURL, tabID, ticket), nil
 }
 
-// TakenOver returns a sentence naming the take-over while a viewer holds the
-// tab, or "" when agents may act on it.
+// TakenOverBy is who holds a tab in Live view, as TakenOver names them.
+const TakenOverBy = "the person"
+
+// TakenOver names who holds the tab in Live view, or returns "" when agents
+// may act on it. The tool engine puts the name in its refusal: "tab 7 is
+// taken over by the person in live view; wait until they hand it back".
 func (s *Server) TakenOver(tabID int) string {
 	s.mu.Lock()
 	v := s.holders[tabID]
@@ -134,7 +138,7 @@ func (s *Server) TakenOver(tabID int) string {
 	if v == nil {
 		return ""
 	}
-	return fmt.Sprintf("the person took over tab %d in Live view", tabID)
+	return TakenOverBy
 }
 
 // Close ends every view with an error message and waits for the viewers'

@@ -204,7 +204,7 @@ func TestTakeoverGatesInput(t *testing.T) {
 	_, i := a.waitKind(t, 0, KindTakeover)
 	a.send(t, map[string]any{"kind": "takeover", "on": true})
 	a.waitMsg(t, i+1, "take-over granted", func(m map[string]any) bool { return m["kind"] == KindTakeover && m["byYou"] == true })
-	if got := e.live.TakenOver(e.tab); !strings.Contains(got, "took over tab") {
+	if got := e.live.TakenOver(e.tab); got != TakenOverBy {
 		t.Fatalf("TakenOver = %q", got)
 	}
 	<-e.changes
