@@ -59,7 +59,7 @@ func newAgentsView(d *Dashboard) *agentsView {
 	done := widget.NewButton("Done", v.forgetToken)
 	v.tokenBox = container.NewVBox(newPanel(container.NewVBox(
 		v.tokenTitle,
-		secondary("Copy it now: Reins will not show it again. The snippets below include it until you click Done."),
+		secondary("Copy it now: Reins will not show it again. The setup snippets include it until you click Done."),
 		container.NewBorder(nil, nil, nil, container.NewHBox(v.tokenCopy, done), v.tokenText),
 	), theme.ColorNameInputBackground, theme.ColorNameSuccess))
 	v.tokenBox.Hide()
@@ -78,18 +78,28 @@ func newAgentsView(d *Dashboard) *agentsView {
 	}
 
 	v.list = container.NewVBox()
-	v.content = container.NewVScroll(container.NewPadded(container.NewVBox(
+	// Two columns: who has access on the left, how to connect on the right,
+	// so the tall JSON snippets never push the agent list out of view.
+	left := container.NewVBox(
+		heading("Agents with a token"),
+		v.list,
+		widget.NewSeparator(),
 		heading("Connect an agent"),
 		secondary("Each agent gets its own token. Name it after the client or the task so you can recognise and revoke it later; issuing a token for an existing name replaces the old one."),
 		issueRow,
 		v.tokenBox,
-		bold("Set up your client"),
+	)
+	right := container.NewVBox(
+		heading("Set up your client"),
 		v.endpoint,
 		v.clients,
-		widget.NewSeparator(),
-		heading("Agents with a token"),
-		v.list,
-	)))
+	)
+	split := container.NewHSplit(
+		container.NewVScroll(container.NewPadded(left)),
+		container.NewVScroll(container.NewPadded(right)),
+	)
+	split.SetOffset(0.4)
+	v.content = split
 	return v
 }
 
@@ -157,8 +167,14 @@ func (v *agentsView) update(agents []Agent, mcpURL string) {
 		revoke := widget.NewButtonWithIcon("Revoke", theme.DeleteIcon(), func() { v.askRevoke(name) })
 		revoke.Importance = widget.DangerImportance
 		v.revokes[name] = revoke
-		v.list.Add(container.NewBorder(nil, nil, nil, revoke,
-			container.NewHBox(bold(untrusted(name, 60)), status, secondary(created))))
+		nameLabel := bold(untrusted(name, 60))
+		nameLabel.Truncation = fyne.TextTruncateEllipsis
+		info := container.NewVBox(container.NewBorder(nil, nil, nil, status, nameLabel))
+		if created != "" {
+			info.Add(quiet(created))
+		}
+		v.list.Add(container.NewBorder(nil, nil, nil,
+			container.NewVBox(layout.NewSpacer(), revoke, layout.NewSpacer()), info))
 	}
 }
 

@@ -68,23 +68,23 @@ func NewApprovalWindow(app fyne.App, c Companion, o Offer) *ApprovalWindow {
 		newPanel(a.origin, theme.ColorNameInputBackground, theme.ColorNamePrimary),
 	)
 
-	a.brand = widget.NewLabelWithStyle(quoted+" (name given by the page, not verified)",
-		fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
+	a.brand = widget.NewLabelWithStyle(quoted, fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
 	a.brand.Importance = widget.LowImportance
 	a.brand.Truncation = fyne.TextTruncateEllipsis
 
 	server := widget.NewLabel(untrusted(o.ServerURL, 0))
 	server.Wrapping = fyne.TextWrapBreak
 	details := container.New(layout.NewFormLayout(),
-		key("Calls itself"), a.brand,
-		key("Backend"), server,
-		key("Transport"), widget.NewLabel(transportName(o.Transport)),
-		key("Expires"), widget.NewLabel(expiry(o.Expires)),
+		quiet("Calls itself"), a.brand,
+		quiet("Backend"), server,
+		quiet("Transport"), widget.NewLabel(transportName(o.Transport)),
+		quiet("Expires"), widget.NewLabel(expiry(o.Expires)),
 	)
 
 	allows := widget.NewLabel(quoted + " will be able to open tabs in a Reins tab group, read and control the pages in that group, and take screenshots; you can pause or forget it at any time.")
 	allows.Wrapping = fyne.TextWrapWord
-	warn := secondary("Allow only if you just asked " + untrusted(o.Origin, 0) + " to connect to your browser.")
+	warn := secondary("The page chose that name itself; Reins cannot verify it. Allow only if you just asked " +
+		untrusted(o.Origin, 0) + " to connect to your browser.")
 
 	a.deny = widget.NewButtonWithIcon("Deny", theme.CancelIcon(), a.decide(c.DenyOffer))
 	a.allow = widget.NewButtonWithIcon("Allow", theme.ConfirmIcon(), a.decide(c.ApproveOffer))

@@ -165,9 +165,9 @@ func (d *Dashboard) fail(err error) {
 
 func newConnectionsView(g *GraphView) fyne.CanvasObject {
 	legend := container.NewHBox(
-		glyph(assets.Chromium, 16), secondary("Chromium"),
-		glyph(assets.Firefox, 16), secondary("Firefox"),
-		secondary("· extension: a browser profile with the Reins extension · dev: a browser Reins launched itself"),
+		glyph(assets.Chromium, 16), quiet("Chromium"),
+		glyph(assets.Firefox, 16), quiet("Firefox"),
+		quiet("·  extension: a profile running the Reins extension  ·  dev: a browser Reins launched"),
 	)
 	return container.NewBorder(nil, container.NewPadded(legend), nil, nil, container.NewVScroll(g))
 }

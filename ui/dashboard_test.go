@@ -180,7 +180,7 @@ func TestSetupSnippets(t *testing.T) {
 	bearer := map[string]any{"Authorization": "Bearer " + tok}
 	for _, tc := range []struct {
 		client, root, where string
-		want             map[string]any
+		want                map[string]any
 	}{
 		{"Cursor", "mcpServers", "~/.cursor/mcp.json", map[string]any{"url": u, "headers": bearer}},
 		{"VS Code", "servers", ".vscode/mcp.json", map[string]any{"type": "http", "url": u, "headers": bearer}},

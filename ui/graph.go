@@ -158,8 +158,12 @@ func (r *graphRenderer) rebuild() {
 		})
 	}
 
-	// Paint order: lines under boxes, tab badges over everything.
-	objs := []fyne.CanvasObject{r.headers[0], r.headers[1]}
+	// Paint order: lines under boxes, tab badges over everything. Column
+	// headers over an empty picture would only add noise to the hint.
+	var objs []fyne.CanvasObject
+	if len(gr.Agents)+len(gr.Browsers) > 0 {
+		objs = append(objs, r.headers[0], r.headers[1])
+	}
 	for _, e := range r.edges {
 		objs = append(objs, e.line)
 	}

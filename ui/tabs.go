@@ -4,6 +4,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -70,7 +71,7 @@ func (v *tabsView) update(tabs []Tab, browsers []BrowserNode) {
 		if name == "" {
 			name = "Unknown browser"
 		}
-		head := container.NewHBox(engineGlyph(g.engine, 20), bold(name), secondary(plural(len(g.tabs), "shared tab")))
+		head := container.NewHBox(engineGlyph(g.engine, 20), bold(name), quiet(plural(len(g.tabs), "shared tab")))
 		v.list.Add(head)
 		for _, t := range g.tabs {
 			v.list.Add(v.row(t))
@@ -108,8 +109,8 @@ func (v *tabsView) row(t Tab) fyne.CanvasObject {
 	detailLabel.Wrapping = fyne.TextWrapOff
 	detailLabel.Truncation = fyne.TextTruncateEllipsis
 
-	return container.NewBorder(nil, nil, nil, container.NewHBox(r.live, r.stop),
-		container.NewVBox(titleLabel, detailLabel))
+	buttons := container.NewVBox(layout.NewSpacer(), container.NewHBox(r.live, r.stop), layout.NewSpacer())
+	return container.NewBorder(nil, nil, nil, buttons, container.NewVBox(titleLabel, detailLabel))
 }
 
 func glyph(res fyne.Resource, size float32) *canvas.Image {

@@ -74,9 +74,10 @@ func secondary(text string) *widget.Label {
 	return l
 }
 
-// key labels a row of a form layout. It must not wrap: a wrapping label has
-// almost no minimum width, and the form would squeeze it to a letter a line.
-func key(text string) *widget.Label {
+// quiet is low-key text that keeps its width: form keys and text in a row.
+// A wrapping label has almost no minimum width, so a form or an HBox would
+// squeeze it to a letter a line.
+func quiet(text string) *widget.Label {
 	l := widget.NewLabel(text)
 	l.Importance = widget.LowImportance
 	return l
