@@ -172,7 +172,7 @@
     return clean(s);
   };
 
-  const nameOf = (el, role) => {
+  const nameOf = (el, role, inter) => {
     let n = '';
     const lb = el.getAttribute('aria-labelledby');
     if (lb) n = clean(lb.split(/\s+/).map((id) => { const e = document.getElementById(id); return e ? e.textContent : ''; }).join(' '));
@@ -186,7 +186,7 @@
       else if (tag === 'table') { const c = el.querySelector(':scope > caption'); if (c) n = clean(c.textContent); }
       else if (tag === 'iframe') n = clean(el.getAttribute('title'));
     }
-    if (!n && role && NAME_FROM_CONTENT.has(role)) n = clean(el.innerText !== undefined ? el.innerText : el.textContent);
+    if (!n && (role ? NAME_FROM_CONTENT.has(role) : inter)) n = clean(el.innerText !== undefined ? el.innerText : el.textContent);
     if (!n) n = clean(el.getAttribute('title'));
     if (!n && (role === 'textbox' || role === 'searchbox' || role === 'combobox' || role === 'spinbutton')) n = clean(el.getAttribute('placeholder'));
     return clip(n, 70);
@@ -209,7 +209,7 @@
     if (role === 'link' && tag === 'a') { const h = shortHref(el); if (h) out.push('href=' + h); }
     if (tag === 'input' || tag === 'textarea') {
       const t = (el.getAttribute('type') || (tag === 'textarea' ? 'textarea' : 'text')).toLowerCase();
-      if (t !== 'text' && role !== 'checkbox' && role !== 'radio' && role !== 'button' && role !== 'searchbox' && role !== 'spinbutton' && role !== 'slider') out.push('type=' + t);
+      if (t !== 'text' && t !== 'textarea' && role !== 'checkbox' && role !== 'radio' && role !== 'button' && role !== 'searchbox' && role !== 'spinbutton' && role !== 'slider') out.push('type=' + t);
       if (role === 'checkbox' || role === 'radio') { if (el.checked) out.push('checked'); }
       else if (role !== 'button' && role !== 'file' && el.value) out.push('value=' + (t === 'password' ? '"••••"' : q(clip(clean(el.value), 40))));
       else if (role === 'file' && el.files && el.files.length) out.push('files=' + [...el.files].map((f) => f.name).join(','));
@@ -271,7 +271,7 @@
       const inter = isInteractive(el, role);
       let d = depth;
       if (inter) {
-        emit(interactiveOnly ? 0 : depth, el, role || 'clickable', nameOf(el, role), props(el, role));
+        emit(interactiveOnly ? 0 : depth, el, role || 'clickable', nameOf(el, role, true), props(el, role));
         d++;
         // The name already carries the content of simple controls.
         if (role === 'textbox' && el.isContentEditable) return;
@@ -282,15 +282,19 @@
           return;
         }
         if (role === 'label' && el.control) {
-          // The control's own line carries the label; only nested content
-          // other than the control is worth walking.
-          for (const c of kids(el)) if (c !== el.control) walk(c, depth);
+          // The control's own line carries the label text as its name.
+          for (const c of kids(el)) walk(c, depth);
           return;
         }
         if (role && LANDMARK.has(role)) {
-          const n = role === 'list' || role === 'row' || role === 'group' ? '' : nameOf(el, role);
-          emit(depth, el, role, n, []);
-          d++;
+          // Plain lists, rows and groups only add lines; they earn one
+          // when they carry a name.
+          const plain = role === 'list' || role === 'row' || role === 'group';
+          const n = plain ? clean(el.getAttribute('aria-label')) : nameOf(el, role);
+          if (!plain || n) {
+            emit(depth, el, role, n, []);
+            d++;
+          }
         }
         const t = directText(el);
         if (t) {
@@ -333,7 +337,7 @@
     const found = [];
     let visited = 0;
     const consider = (el, role, inter) => {
-      const name = nameOf(el, role);
+      const name = nameOf(el, role, inter);
       const hay = [name, el.getAttribute('placeholder'), el.getAttribute('title'), el.getAttribute('aria-label'),
         el.getAttribute('alt'), el.id, el.getAttribute('name'), el.getAttribute('type'),
         (el.localName === 'input' || el.localName === 'textarea') && el.type !== 'password' ? el.value : '',
@@ -398,8 +402,10 @@
   // ---- geometry and descriptions
   const describe = (el) => {
     if (!el) return '';
-    const role = roleOf(el) || (isInteractive(el, null) ? 'clickable' : el.localName);
-    const n = nameOf(el, role) || clip(clean(el.textContent), 40);
+    const r = roleOf(el);
+    const inter = isInteractive(el, r);
+    const role = r || (inter ? 'clickable' : el.localName);
+    const n = nameOf(el, r, inter) || clip(clean(el.textContent), 40);
     return role + (n ? ' ' + q(n) : '');
   };
   const center = (el) => {
