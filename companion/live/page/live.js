@@ -1,7 +1,8 @@
 // Reins Live view page. It draws the frames the companion streams over
 // /live-ws and, only while Take over is on, sends the mouse and keys used on
 // the picture. The state lives in one object, window.__reinsLive, which the
-// end-to-end tests read through the DevTools protocol.
+// end-to-end tests read through the DevTools protocol; a 'reinslive' event
+// on window marks every change, so they can wait for one instead of polling.
 'use strict';
 (() => {
   const $ = (id) => document.getElementById(id);
@@ -25,6 +26,7 @@
     notices: [],
   };
   window.__reinsLive = st;
+  const changed = () => dispatchEvent(new Event('reinslive'));
 
   let ws;
   try {
@@ -73,6 +75,7 @@
         end(m.code, m.message);
         break;
     }
+    changed();
   };
   ws.onclose = () => {
     if (st.state !== 'ended') end('closed', 'The connection to Reins was lost. Reins may have stopped.');
@@ -107,6 +110,7 @@
     try {
       ws.close(1000);
     } catch {}
+    changed();
   }
 
   let noticeTimer;
@@ -150,6 +154,7 @@
         st.metadata = m.metadata;
         st.drawn++;
         drawTimes.push(performance.now());
+        changed();
       } catch (e) {
         // A frame that does not decode is skipped; the next one replaces it.
       }

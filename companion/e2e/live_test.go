@@ -1,0 +1,381 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// liveStep bounds one step of a Live view test on a busy 2-core machine.
+const liveStep = 45 * time.Second
+
+// TestLiveView runs Live view against real reins headless and real
+// Chromium with the real extension: the shared tab is a page the extension
+// shares, and the viewer is the Live view page opened in another tab of the
+// same browser that the extension does not share, driven through
+// Chromium's own DevTools like a person's mouse and keyboard.
+func TestLiveView(t *testing.T) {
+	s := newStack(t)
+	pages := startLivePages()
+	t.Cleanup(pages.Close)
+
+	ctx := within(t, liveStep)
+	tab, err := openLiveTab(ctx, s, pages, "target", "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := setViewport(ctx, s, tab.ID, 800, 600); err != nil {
+		t.Fatal(err)
+	}
+	link, err := liveURL(ctx, s, tab.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := openViewer(ctx, s, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("frames render to the canvas", func(t *testing.T) {
+		ctx := within(t, liveStep)
+		st, err := v.until(ctx, "st.state === 'live' && st.drawn > 0 && st.metadata && st.metadata.width === 800")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Tab == nil || st.Tab.ID != tab.ID || st.Tab.Title != "Live target" || !strings.Contains(st.Tab.URL, "/target?id=target") || st.Tab.Browser == "" {
+			t.Fatalf("hello named the tab %+v", st.Tab)
+		}
+		if st.Metadata.Height != 600 {
+			t.Fatalf("frame metadata %+v, want 800×600", st.Metadata)
+		}
+		px, err := v.pixels(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The target page is white with red, blue and green blocks.
+		if px.Width == 0 || px.Colours < 3 || px.NonWhite == 0 || px.NonWhite == px.Samples {
+			t.Fatalf("canvas looks blank: %+v", px)
+		}
+		if math.Abs(float64(px.Width)/float64(px.Height)-800.0/600) > 0.02 {
+			t.Fatalf("picture %d×%d does not keep the tab's 4:3 aspect", px.Width, px.Height)
+		}
+		var shown struct{ Title, URL, Browser, Conn string }
+		if err := v.eval(ctx, `({Title: document.getElementById('title').textContent, URL: document.getElementById('url').textContent,
+			Browser: document.getElementById('browser').textContent, Conn: document.getElementById('conn').textContent})`, &shown); err != nil {
+			t.Fatal(err)
+		}
+		if shown.Title != "Live target" || !strings.Contains(shown.URL, "/target") || shown.Browser == "" || shown.Conn != "live" {
+			t.Fatalf("page header shows %+v", shown)
+		}
+	})
+
+	// clickLands clicks the centre of element id through the picture and
+	// checks the shared tab saw the click there, on that element.
+	clickLands := func(t *testing.T, id string) {
+		t.Helper()
+		ctx := within(t, liveStep)
+		var r struct{ X, Y, W, H, VW, VH float64 }
+		if err := evaluate(ctx, s, tab.ID, `(() => { const r = document.getElementById('`+id+`').getBoundingClientRect();
+			return {X: r.left, Y: r.top, W: r.width, H: r.height, VW: innerWidth, VH: innerHeight}; })()`, &r); err != nil {
+			t.Fatal(err)
+		}
+		cx, cy := r.X+r.W/2, r.Y+r.H/2
+		skip := pages.count("target", "click")
+		if err := v.clickPicture(ctx, cx/r.VW, cy/r.VH); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := pages.wait(ctx, "target", "click", skip, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, _ := strconv.ParseFloat(ev.Params.Get("x"), 64)
+		y, _ := strconv.ParseFloat(ev.Params.Get("y"), 64)
+		// The picture is shown scaled; a viewer pixel is at most a couple
+		// of the tab's pixels.
+		if got := ev.Params.Get("target"); got != id || math.Abs(x-cx) > 3 || math.Abs(y-cy) > 3 {
+			t.Fatalf("click landed at (%v, %v) on %q, want (%.1f, %.1f) on %q in a %v×%v viewport", x, y, got, cx, cy, id, r.VW, r.VH)
+		}
+	}
+
+	t.Run("watching never injects input; take over does", func(t *testing.T) {
+		ctx := within(t, liveStep)
+		var before []string
+		if err := evaluate(ctx, s, tab.ID, "window.clicks", &before); err != nil {
+			t.Fatal(err)
+		}
+		// While watching, a click on the picture of element a …
+		if err := v.clickPicture(ctx, 0.2, 0.2); err != nil {
+			t.Fatal(err)
+		}
+		// … never reaches the tab: the next click the tab sees is the one
+		// made after taking over, on element b.
+		if err := v.setTakeover(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		clickLands(t, "b")
+		var after []string
+		if err := evaluate(ctx, s, tab.ID, "window.clicks", &after); err != nil {
+			t.Fatal(err)
+		}
+		if got := after[len(before):]; len(got) != 1 || got[0] != "b" {
+			t.Fatalf("clicks the tab saw since watching began: %q, want only the take-over click on b", got)
+		}
+	})
+
+	t.Run("take over: a click lands on the right element at 800x600", func(t *testing.T) {
+		ctx := within(t, liveStep)
+		if err := v.setTakeover(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		clickLands(t, "a")
+		clickLands(t, "b")
+		clickLands(t, "c")
+	})
+
+	t.Run("take over: a click lands on the right element at 1280x640", func(t *testing.T) {
+		ctx := within(t, liveStep)
+		if err := setViewport(ctx, s, tab.ID, 1280, 640); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.until(ctx, "st.metadata.width === 1280 && st.metadata.height === 640"); err != nil {
+			t.Fatal(err)
+		}
+		clickLands(t, "a")
+		clickLands(t, "b")
+		clickLands(t, "c")
+	})
+
+	t.Run("typing arrives in a focused input", func(t *testing.T) {
+		ctx := within(t, liveStep)
+		clickLands(t, "in")
+		if err := v.typeText(ctx, "Hi there 42x"); err != nil {
+			t.Fatal(err)
+		}
+		if err := v.typeKey(ctx, "Backspace", "Backspace", "", 8); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pages.wait(ctx, "target", "input", 0, func(ev liveEvent) bool { return ev.Params.Get("value") == "Hi there 42" }); err != nil {
+			var value string
+			evaluate(ctx, s, tab.ID, "document.getElementById('in').value", &value)
+			t.Fatalf("%v; the input holds %q", err, value)
+		}
+	})
+
+	t.Run("release ends take-over", func(t *testing.T) {
+		ctx := within(t, liveStep)
+		if err := v.setTakeover(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("the ticket works once only", func(t *testing.T) {
+		ctx := within(t, liveStep)
+		// The viewer already used the link: a second use is refused.
+		_, resp, err := redeem(ctx, link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("second use of the link: status %d, want 403", resp.StatusCode)
+		}
+		// And a page opened on it says so.
+		again, err := openViewer(ctx, s, link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer again.close(context.WithoutCancel(ctx))
+		var text string
+		if err := again.eval(ctx, "document.body.innerText", &text); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(text, "This link has expired") || !strings.Contains(text, "Reins tray") {
+			t.Fatalf("reused link shows %q", text)
+		}
+		// A fresh link works, once.
+		fresh, err := liveURL(ctx, s, tab.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, resp, err := redeem(ctx, fresh); err != nil || resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("fresh link: %v %v", resp, err)
+		}
+		if _, resp, err := redeem(ctx, fresh); err != nil || resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("fresh link reused: %v %v", resp, err)
+		}
+	})
+
+	t.Run("a web origin and a missing cookie are refused", func(t *testing.T) {
+		ctx := within(t, liveStep)
+		fresh, err := liveURL(ctx, s, tab.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jar, _, err := redeem(ctx, fresh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := s.Reins.BaseURL()
+		for _, c := range []struct {
+			name   string
+			cookie bool
+			origin string
+		}{
+			{"web origin with a valid cookie", true, "https://evil.example"},
+			{"another local origin with a valid cookie", true, pages.srv.URL},
+			{"no origin with a valid cookie", true, ""},
+			{"own origin without a cookie", false, base},
+		} {
+			j := jar
+			if !c.cookie {
+				j = nil
+			}
+			conn, resp, err := dialLive(ctx, base, j, tab.ID, c.origin)
+			if err == nil {
+				conn.CloseNow()
+				t.Errorf("%s: accepted", c.name)
+				continue
+			}
+			if resp == nil || resp.StatusCode != http.StatusForbidden {
+				t.Errorf("%s: %v, want 403", c.name, err)
+			}
+		}
+		if conn, _, err := dialLive(ctx, base, jar, tab.ID, base); err != nil {
+			t.Fatalf("own origin with the cookie refused: %v", err)
+		} else {
+			conn.Close(websocket.StatusNormalClosure, "")
+		}
+		// A page of another origin in the same browser, which holds the
+		// viewer's cookie (127.0.0.1 cookies are not per port, and
+		// SameSite treats all 127.0.0.1 ports as one site), cannot open
+		// the socket: its Origin is refused.
+		var outcome string
+		err = evaluate(ctx, s, tab.ID, fmt.Sprintf(`new Promise((resolve) => {
+			const ws = new WebSocket('ws://127.0.0.1:%d/live-ws?tab=%d');
+			ws.onopen = () => { ws.close(); resolve('opened'); };
+			ws.onerror = () => resolve('refused');
+		})`, s.Reins.Port, tab.ID), &outcome)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if outcome != "refused" {
+			t.Fatalf("a page of %s opened the live socket: %s", pages.srv.URL, outcome)
+		}
+		// The page without a cookie shows the expired text with 403.
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/live/"+strconv.Itoa(tab.ID), nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "This link has expired") {
+			t.Fatalf("page without a cookie: %d", resp.StatusCode)
+		}
+	})
+
+	t.Run("closing the tab ends the view with a message", func(t *testing.T) {
+		ctx := within(t, liveStep)
+		if err := s.Reins.Client.CloseTab(ctx, tab.ID); err != nil {
+			t.Fatal(err)
+		}
+		st, err := v.until(ctx, "st.state === 'ended'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Error == nil || st.Error.Code != "no_such_tab" || !strings.Contains(st.Error.Message, "closed") {
+			t.Fatalf("view ended with %+v", st.Error)
+		}
+		var shown struct {
+			Hidden  bool
+			Message string
+			Conn    string
+		}
+		if err := v.eval(ctx, `({Hidden: document.getElementById('ended').hidden, Message: document.getElementById('ended').innerText, Conn: document.getElementById('conn').textContent})`, &shown); err != nil {
+			t.Fatal(err)
+		}
+		if shown.Hidden || !strings.Contains(shown.Message, "The tab was closed.") || !strings.Contains(shown.Message, "Reins tray") || shown.Conn != "ended" {
+			t.Fatalf("the page shows %+v", shown)
+		}
+	})
+}
+
+// TestLiveViewFanOut checks that two viewers share one screencast and that
+// a viewer that stops reading does not hold up the other. It measures the
+// first viewer's frame rate with and without the stalled one for the log,
+// and asserts only that frames keep arriving.
+func TestLiveViewFanOut(t *testing.T) {
+	s := newStack(t)
+	pages := startLivePages()
+	t.Cleanup(pages.Close)
+	ctx := within(t, 2*liveStep)
+	tab, err := openLiveTab(ctx, s, pages, "anim", "anim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := setViewport(ctx, s, tab.ID, 800, 500); err != nil {
+		t.Fatal(err)
+	}
+	open := func() *liveViewer {
+		link, err := liveURL(ctx, s, tab.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := openViewer(ctx, s, link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	first := open()
+	if _, err := first.until(ctx, "st.drawn > 0"); err != nil {
+		t.Fatal(err)
+	}
+	// fps counts frames drawn by v while n more frames are drawn.
+	fps := func(v *liveViewer, n int) float64 {
+		st, err := v.state(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := v.until(ctx, fmt.Sprintf("st.drawn >= %d", st.Drawn+n)); err != nil {
+			t.Fatal(err)
+		}
+		return float64(n) / time.Since(start).Seconds()
+	}
+	alone := fps(first, 40)
+
+	second := open()
+	if _, err := second.until(ctx, "st.drawn > 5"); err != nil {
+		t.Fatalf("the second viewer gets no frames: %v", err)
+	}
+
+	// The stalled viewer: a real session, connected, never reads.
+	link, err := liveURL(ctx, s, tab.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jar, _, err := redeem(ctx, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalled, _, err := dialLive(ctx, s.Reins.BaseURL(), jar, tab.ID, s.Reins.BaseURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.CloseNow()
+
+	// Long enough for the stalled socket's buffers to fill many times over.
+	withStalled := fps(first, 150)
+	if _, err := second.until(ctx, "st.drawn > 40"); err != nil {
+		t.Fatalf("the second viewer stopped getting frames: %v", err)
+	}
+	t.Logf("first viewer: %.1f fps alone, %.1f fps with a second viewer and a stalled one", alone, withStalled)
+}
