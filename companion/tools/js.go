@@ -85,6 +85,15 @@ func runJavaScript(ctx context.Context, c *call, in *javascriptArgs) (*Result, e
 			"expression": expr, "awaitPromise": true, "replMode": true, "userGesture": true,
 			"objectGroup": "reins-js", "timeout": timeout,
 		}, &res)
+		if err == nil && res.ExceptionDetails == nil && res.Result.Subtype == "promise" && res.Result.ObjectID != "" {
+			// REPL mode awaits top-level await but hands back a promise the
+			// script ends with; agents want what it resolves to.
+			var awaited evalResult
+			if err := c.cdp(ctx, in.TabID, "Runtime.awaitPromise", map[string]any{"promiseObjectId": res.Result.ObjectID}, &awaited); err != nil {
+				return res, err
+			}
+			res = awaited
+		}
 		return res, err
 	}
 	defer func() {

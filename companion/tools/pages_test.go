@@ -77,7 +77,8 @@ console.log('hello from the page', 42);
 console.warn('careful');
 console.error('something broke');
 setTimeout(() => { throw new Error('late failure'); }, 0);
-fetch('/api/data?x=1').then((r) => r.text()).then((t) => console.log('api said', t));
+const afterThrow = new Promise((r) => setTimeout(r, 0)); // timers run in order: after the throw above
+window.__done = Promise.all([afterThrow, fetch('/api/data?x=1').then((r) => r.text()).then((t) => console.log('api said', t))]);
 </script><p>console page</p></body></html>`
 
 const textPage = `<!doctype html><html><head><title>Article</title></head><body>
