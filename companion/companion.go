@@ -96,6 +96,7 @@ type Companion struct {
 	ln   net.Listener
 
 	mcp       *mcp.Server
+	engine    *tools.Engine // nil when Config.Tools replaced it
 	admin     *admin.Server
 	tokensOff func()
 	watchStop context.CancelFunc
@@ -140,9 +141,18 @@ func New(cfg Config) (*Companion, error) {
 	}
 	c := &Companion{cfg: cfg, log: cfg.Logger, subs: map[int]chan struct{}{}}
 	c.overlay.Store(true)
+	c.hub = hub.New(hub.Options{
+		Logger:         cfg.Logger,
+		RequestTimeout: cfg.RequestTimeout,
+		OnChange:       c.changed,
+		OnPairOffer:    c.parkOffer,
+	})
+	// The engine drives the hub's browsers for MCP agents and paired
+	// backends; c.CheckPaused is how the tray's Pause reaches every call.
 	runner := cfg.Tools
 	if runner == nil {
-		runner = c.newEngine()
+		c.engine = tools.NewEngine(tools.Options{Hub: c.hub, Paused: c.CheckPaused, TakenOver: c.TakenOver, Logger: cfg.Logger})
+		runner = c.engine
 	}
 	c.mcp = mcp.New(mcp.Options{
 		Verifier: verifier(cfg.Tokens),
@@ -164,23 +174,9 @@ func New(cfg Config) (*Companion, error) {
 	if err := c.newOperators(runner); err != nil {
 		return nil, err
 	}
-	c.hub = hub.New(hub.Options{
-		Logger:         cfg.Logger,
-		RequestTimeout: cfg.RequestTimeout,
-		OnChange:       c.changed,
-		OnPairOffer:    c.parkOffer,
-	})
 	c.live = live.New(live.Options{Hub: c.hub, BaseURL: c.BaseURL(), Logger: cfg.Logger, OnChange: c.changed})
 	c.edge = edge.New(edge.Config{Port: cfg.Port, ExtensionIDs: c.extensionIDs}, c.routes())
 	return c, nil
-}
-
-// newEngine builds the tool engine, with c.CheckPaused as its pause check
-// so the tray's Pause reaches every tool call.
-func (c *Companion) newEngine() tools.Runner {
-	// The engine (tools.NewEngine) is not in the tree yet; until it lands
-	// /mcp serves an empty catalog.
-	return nil
 }
 
 func verifier(ts TokenStore) mcp.Verifier {
@@ -287,6 +283,9 @@ func (c *Companion) Shutdown(ctx context.Context) error {
 	}
 	// Before the HTTP server: open SSE streams would hold its Shutdown.
 	c.mcp.Close()
+	if c.engine != nil {
+		c.engine.Close()
+	}
 	// Before the hub: viewers get their closing message while the tab's
 	// browser can still stop the screencast.
 	c.live.Close()

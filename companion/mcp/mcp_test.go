@@ -120,8 +120,14 @@ func shortTempDir(t *testing.T) string {
 }
 
 // newEnv serves the full companion handler (edge checks included) on a
-// real 127.0.0.1 listener.
+// real 127.0.0.1 listener, with the fake runner.
 func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvWith(t, &fakeRunner{})
+}
+
+// newEnvWith is newEnv with a given runner; nil runs the real engine.
+func newEnvWith(t *testing.T, runner *fakeRunner) *env {
 	t.Helper()
 	dir := shortTempDir(t)
 	tm, err := tokens.Open(dir, tokens.KeyringFile)
@@ -133,15 +139,20 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	runner := &fakeRunner{}
-	c, err := companion.New(companion.Config{
+	cfg := companion.Config{
 		Port: port, DataDir: dir, Version: "test", Logger: quietLogger(),
-		Tokens: tm, Tools: runner, RequestTimeout: 5 * time.Second,
-	})
+		Tokens: tm, RequestTimeout: 5 * time.Second,
+	}
+	if runner != nil {
+		cfg.Tools = runner
+	}
+	c, err := companion.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner.hub = c.Hub()
+	if runner != nil {
+		runner.hub = c.Hub()
+	}
 	srv := httptest.NewUnstartedServer(c.Handler())
 	srv.Listener.Close()
 	srv.Listener = ln
@@ -360,7 +371,7 @@ func graphRecorder(t *testing.T, e *env) <-chan wire.ConnectionGraph {
 		return wire.GraphReceipt{Received: true}, nil
 	})
 	x.Handle(wire.MethodTabsList, func(json.RawMessage) (any, error) {
-		return []wire.TabInfo{{ID: 7, URL: "https://example.com/", Title: "Example"}}, nil
+		return []wire.TabInfo{{ID: 7, URL: "https://example.com/", Title: "Example", Shared: true}}, nil
 	})
 	on := true
 	if err := x.Send(wire.EventToolsPolicy, wire.ToolsPolicy{Disabled: []string{}, Graph: &on}); err != nil {
@@ -645,5 +656,51 @@ func TestResultOf(t *testing.T) {
 				t.Fatalf("got  %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// The real engine behind /mcp: its catalog is served with annotations, a
+// call reaches the fake extension through the hub, and the tray's Pause
+// reaches the engine.
+func TestRealEngine(t *testing.T) {
+	e := newEnvWith(t, nil)
+	graphRecorder(t, e)
+	e.waitFor(t, "browser", func() bool { return len(e.c.Hub().Browsers()) == 1 })
+	cs := e.connect(t, e.issue(t, "claude"))
+
+	list, err := cs.ListTools(ctxT(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ctxTool *sdk.Tool
+	for _, tl := range list.Tools {
+		if tl.Name == "tabs_context_mcp" {
+			ctxTool = tl
+		}
+	}
+	if ctxTool == nil || ctxTool.Annotations == nil || !ctxTool.Annotations.ReadOnlyHint {
+		t.Fatalf("tabs_context_mcp missing or not read-only among %d tools", len(list.Tools))
+	}
+
+	res, err := cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "tabs_context_mcp", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*sdk.TextContent).Text
+	if res.IsError || !strings.Contains(text, "https://example.com/") || !strings.Contains(text, "Reins · claude") {
+		t.Fatalf("tabs_context_mcp: %+v %q", res, text)
+	}
+
+	e.c.Pause()
+	res, err = cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "tabs_context_mcp", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || res.Meta[mcp.CodeMetaKey] != string(wire.CodePaused) {
+		t.Fatalf("paused: %+v, want isError with code paused", res)
+	}
+	e.c.Resume()
+	if res, err := cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "tabs_context_mcp", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("after resume: %+v, %v", res, err)
 	}
 }
