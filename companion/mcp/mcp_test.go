@@ -635,30 +635,6 @@ func TestShutdownEndsSessions(t *testing.T) {
 	}
 }
 
-func TestResultOf(t *testing.T) {
-	tests := []struct {
-		name string
-		in   tools.Result
-		want string
-	}{
-		{"text", tools.Result{Content: []tools.Content{{Type: "text", Text: "hi"}}}, `{"content":[{"type":"text","text":"hi"}]}`},
-		{"image", tools.Result{Content: []tools.Content{{Type: "image", Data: "aGk=", MimeType: "image/png"}}}, `{"content":[{"type":"image","mimeType":"image/png","data":"aGk="}]}`},
-		{"error", tools.Result{IsError: true, Code: wire.CodeNotShared, Content: []tools.Content{{Type: "text", Text: "no"}}}, `{"_meta":{"code":"not_shared"},"content":[{"type":"text","text":"no"}],"isError":true}`},
-		{"empty", tools.Result{}, `{"content":[]}`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := json.Marshal(mcp.ResultOf(&tt.in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tt.want {
-				t.Fatalf("got  %s\nwant %s", got, tt.want)
-			}
-		})
-	}
-}
-
 // The real engine behind /mcp: its catalog is served with annotations, a
 // call reaches the fake extension through the hub, and the tray's Pause
 // reaches the engine.
@@ -702,5 +678,29 @@ func TestRealEngine(t *testing.T) {
 	e.c.Resume()
 	if res, err := cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "tabs_context_mcp", Arguments: map[string]any{}}); err != nil || res.IsError {
 		t.Fatalf("after resume: %+v, %v", res, err)
+	}
+}
+
+func TestToolOf(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object"}`)
+	tests := []struct {
+		in   tools.Info
+		want string
+	}{
+		{tools.Info{Name: "read", Description: "r", InputSchema: schema, ReadOnly: true},
+			`{"annotations":{"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"readOnlyHint":true},"description":"r","inputSchema":{"type":"object"},"name":"read"}`},
+		{tools.Info{Name: "act", Description: "a", InputSchema: schema, Destructive: true, Mutating: true},
+			`{"annotations":{"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"readOnlyHint":false},"description":"a","inputSchema":{"type":"object"},"name":"act"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in.Name, func(t *testing.T) {
+			got, err := json.Marshal(mcp.ToolOf(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Fatalf("got  %s\nwant %s", got, tt.want)
+			}
+		})
 	}
 }

@@ -2,9 +2,7 @@ package mcp
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -16,7 +14,7 @@ import (
 
 // CodeMetaKey is the _meta key of a failed tool result that carries its wire
 // code ("paused", "not_shared", …), so agents can branch without parsing
-// text.
+// text. tools.ToMCP writes it.
 const CodeMetaKey = "code"
 
 // registerCatalog registers a plain tools.Runner's catalog: each tool's
@@ -69,12 +67,12 @@ func (s *Server) callHandler(tool string) sdk.ToolHandler {
 		if s.opts.Paused != nil {
 			if err := s.opts.Paused(); err != nil {
 				s.log.Info("tool refused", "agent", name, "tool", tool, "code", wire.CodePaused)
-				return ResultOf(failure(err)), nil
+				return tools.ToMCP(failure(err)), nil
 			}
 		}
 		sess, err := s.sessionFor(ctx, req)
 		if err != nil {
-			return ResultOf(failure(err)), nil
+			return tools.ToMCP(failure(err)), nil
 		}
 		args := req.Params.Arguments
 		if len(args) == 0 {
@@ -89,44 +87,17 @@ func (s *Server) callHandler(tool string) sdk.ToolHandler {
 			outcome = string(res.Code)
 		}
 		s.log.Debug("tool call", "agent", name, "tool", tool, "outcome", outcome, "duration", time.Since(start))
-		return ResultOf(res), nil
+		return tools.ToMCP(res), nil
 	}
 }
 
-// failure turns an error into a failed tool result with its wire code.
+// failure turns an error into a failed tool result whose text starts with
+// its wire code, as the engine's failures do.
 func failure(err error) *tools.Result {
-	code := wire.CodeInternal
-	var we *wire.Error
-	if errors.As(err, &we) {
-		code = we.Code
-	}
+	code := wire.CodeOf(err)
 	return &tools.Result{
-		Content: []tools.Content{{Type: "text", Text: string(code) + ": " + err.Error()}},
+		Content: []tools.Content{{Type: "text", Text: "[" + string(code) + "] " + err.Error()}},
 		IsError: true,
 		Code:    code,
 	}
-}
-
-// ResultOf is the MCP form of an engine result. A failure stays a result
-// with isError, as MCP wants tool failures reported, and its code goes in
-// _meta.
-func ResultOf(r *tools.Result) *sdk.CallToolResult {
-	out := &sdk.CallToolResult{IsError: r.IsError, Content: []sdk.Content{}}
-	for _, c := range r.Content {
-		switch c.Type {
-		case "image":
-			data, err := base64.StdEncoding.DecodeString(c.Data)
-			if err != nil {
-				out.Content = append(out.Content, &sdk.TextContent{Text: "(an image the engine encoded badly was dropped)"})
-				continue
-			}
-			out.Content = append(out.Content, &sdk.ImageContent{Data: data, MIMEType: c.MimeType})
-		default:
-			out.Content = append(out.Content, &sdk.TextContent{Text: c.Text})
-		}
-	}
-	if r.IsError && r.Code != "" {
-		out.Meta = sdk.Meta{CodeMetaKey: string(r.Code)}
-	}
-	return out
 }
