@@ -46,6 +46,9 @@ export class DebuggerManager {
       try {
         return await this.cdp.send(tabId, method, params, sessionId);
       } catch (err) {
+        // An adapter's own coded errors (Firefox: unknown_method,
+        // restricted_url) travel as they are.
+        if (err instanceof WireError) throw err;
         const message = cdpErrorMessage(err);
         // Our record can be stale (worker restart, a detach we missed):
         // attach again once rather than fail the agent's call.
@@ -56,6 +59,7 @@ export class DebuggerManager {
       try {
         return await this.cdp.send(tabId, method, params, sessionId);
       } catch (err) {
+        if (err instanceof WireError) throw err;
         throw new WireError(Codes.internal, cdpErrorMessage(err));
       }
     } finally {

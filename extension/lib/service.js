@@ -25,9 +25,10 @@ const OFFER_NOTICE_MS = 10 * 60 * 1000;
  * @param {Crypto} env.crypto
  * @param {{warn:Function}} [env.log]
  * @param {{setTimeout:Function, clearTimeout:Function, setInterval:Function, clearInterval:Function}} [env.timers]
+ * @param {import('./cdp-chromium.js').CdpAdapter} [env.cdp] the engine seam; chrome.debugger when omitted
  */
-export function startService({ chrome, WebSocket, navigator, crypto, log = console, timers = globalThis }) {
-  const core = new Core({ chrome, log, timers });
+export function startService({ chrome, WebSocket, navigator, crypto, log = console, timers = globalThis, cdp }) {
+  const core = new Core({ chrome, cdp, log, timers });
   const dispatcher = createDispatcher(core);
   let startAsked = false;
 
