@@ -15,6 +15,7 @@ import (
 	"html"
 	"image/color"
 	"image/jpeg"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -455,6 +456,29 @@ func dialLive(ctx context.Context, base string, jar http.CookieJar, tab int, ori
 		conn.SetReadLimit(64 << 20)
 	}
 	return conn, resp, err
+}
+
+// dialStalled opens /live-ws like dialLive with the companion's origin, on
+// a connection whose receive buffer is a few KiB and which nobody reads.
+func dialStalled(ctx context.Context, base string, jar http.CookieJar, tab int) (*websocket.Conn, error) {
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.SetReadBuffer(4 << 10)
+		}
+		return c, nil
+	}}
+	h := http.Header{"Origin": {base}}
+	u, _ := url.Parse(base + "/live-ws")
+	for _, c := range jar.Cookies(u) {
+		h.Add("Cookie", c.String())
+	}
+	conn, _, err := websocket.Dial(ctx, strings.Replace(base, "http://", "ws://", 1)+"/live-ws?tab="+strconv.Itoa(tab),
+		&websocket.DialOptions{HTTPHeader: h, HTTPClient: &http.Client{Transport: tr}})
+	return conn, err
 }
 
 // liveMsg is a message from /live-ws as a Go viewer decodes it.

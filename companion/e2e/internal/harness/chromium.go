@@ -38,12 +38,13 @@ type Chromium struct {
 	DevToolsPort int
 	UserDataDir  string
 
-	cmd     *exec.Cmd
-	out     *syncBuffer
-	exited  chan struct{}
-	waitErr error
-	dir     string
-	once    sync.Once
+	cmd      *exec.Cmd
+	out      *syncBuffer
+	exited   chan struct{}
+	exitedAt time.Time
+	waitErr  error
+	dir      string
+	once     sync.Once
 }
 
 // StartChromium launches Chromium with a fresh profile in a temp dir, the
@@ -116,6 +117,7 @@ func StartChromium(ctx context.Context) (*Chromium, error) {
 	}
 	go func() {
 		c.waitErr = c.cmd.Wait()
+		c.exitedAt = time.Now()
 		close(c.exited)
 	}()
 	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
@@ -194,10 +196,23 @@ func (c *Chromium) Output() string { return c.out.String() }
 // Exited is closed when the main browser process has exited.
 func (c *Chromium) Exited() <-chan struct{} { return c.exited }
 
-// Kill SIGKILLs the whole browser: the main process and its helpers, as a
-// crash or the OOM killer would.
+// ExitedAt is when the main process was reaped, once Exited is closed.
+func (c *Chromium) ExitedAt() time.Time {
+	<-c.exited
+	return c.exitedAt
+}
+
+// Kill SIGKILLs the whole browser at once, the main process and all its
+// helpers: the extension's socket drops without a close frame.
 func (c *Chromium) Kill() error {
 	return syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// KillMain SIGKILLs only the main browser process, as `kill -9` of the
+// browser's pid does. The network service outlives it for a moment and
+// closes the extension's socket with a close frame of its own.
+func (c *Chromium) KillMain() error {
+	return c.cmd.Process.Signal(syscall.SIGKILL)
 }
 
 // Close kills every process of the browser, waits for the main one and

@@ -152,6 +152,25 @@ func (r *Reins) WSURL() string { return "ws://127.0.0.1:" + strconv.Itoa(r.Port)
 // Output is everything reins wrote so far.
 func (r *Reins) Output() string { return r.out.String() }
 
+// LogTime is the time of the first log line containing s (millisecond
+// precision, as slog writes it).
+func (r *Reins) LogTime(s string) (time.Time, bool) {
+	for _, line := range strings.Split(r.out.String(), "\n") {
+		if !strings.Contains(line, s) {
+			continue
+		}
+		ts, ok := strings.CutPrefix(line, "time=")
+		if !ok {
+			continue
+		}
+		ts, _, _ = strings.Cut(ts, " ")
+		if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
 // Exited is closed when the process has exited.
 func (r *Reins) Exited() <-chan struct{} { return r.exited }
 
