@@ -181,20 +181,28 @@ func TestApprovalsOnePerOffer(t *testing.T) {
 func TestShellOpensApprovalForNewOffer(t *testing.T) {
 	app := newTrayApp(t)
 	fc := newFake(sampleState())
-	applied := make(chan State, 64)
-	sh := start(app, fc, nil, nil, func(s State) { applied <- s })
-	t.Cleanup(sh.Stop)
-	waitFor(t, applied, func(State) bool { return true })
+	sh, loop := startShell(t, app, fc)
 
 	fc.publish(func(s *State) { s.Offers = []Offer{sampleOffer()} })
-	waitFor(t, applied, func(s State) bool { return len(s.Offers) == 1 })
+	loop.waitFor(t, func(s State) bool { return len(s.Offers) == 1 })
 	w, ok := sh.Approvals().Open("offer-1")
 	if !ok {
 		t.Fatal("no approval window for a new offer")
 	}
 
+	// Dismissing the window leaves the offer pending; the tray brings it back.
+	w.Window().Close()
+	if _, ok := sh.Approvals().Open("offer-1"); ok {
+		t.Fatal("closed window still tracked")
+	}
+	item(t, sh.Tray().Menu(), "Pairing requests (1)").Action()
+	w, ok = sh.Approvals().Open("offer-1")
+	if !ok || !windowOpen(w.Window()) {
+		t.Fatal("Pairing requests did not reopen the window")
+	}
+
 	test.Tap(w.allow)
-	waitFor(t, applied, func(s State) bool { return len(s.Offers) == 0 })
+	loop.waitFor(t, func(s State) bool { return len(s.Offers) == 0 })
 	if windowOpen(w.Window()) {
 		t.Error("approval window still open")
 	}

@@ -50,11 +50,7 @@ func TestDashboardSelectView(t *testing.T) {
 }
 
 func TestShellConnectAnAgentOpensAgentsView(t *testing.T) {
-	app := newTrayApp(t)
-	applied := make(chan State, 64)
-	sh := start(app, newFake(sampleState()), nil, nil, func(s State) { applied <- s })
-	t.Cleanup(sh.Stop)
-	waitFor(t, applied, func(State) bool { return true })
+	sh, _ := startShell(t, newTrayApp(t), newFake(sampleState()))
 
 	item(t, sh.Tray().Menu(), "Connect an agent…").Action()
 	if sh.Dashboard().Selected() != ViewAgents || !windowOpen(sh.Dashboard().Window()) {

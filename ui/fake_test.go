@@ -51,14 +51,13 @@ func (f *fakeCompanion) Subscribe() (<-chan State, func()) {
 	ch := make(chan State, 64)
 	ch <- f.state
 	f.subs[ch] = true
-	var once sync.Once
 	return ch, func() {
-		once.Do(func() {
-			f.mu.Lock()
-			defer f.mu.Unlock()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.subs[ch] { // not already closed by a test playing a shutdown
 			delete(f.subs, ch)
 			close(ch)
-		})
+		}
 	}
 }
 
@@ -195,21 +194,54 @@ func (a *trayApp) trayIcon() fyne.Resource {
 	return a.icon
 }
 
-// waitFor receives applied States until one satisfies ok, failing the test
-// after a deadline instead of sleeping a fixed time.
-func waitFor(t *testing.T, applied <-chan State, ok func(State) bool) State {
+// uiLoop stands in for the Fyne goroutine. Functions handed to do wait in a
+// queue until the test goroutine runs them, as the real driver runs them on
+// its main loop; so State updates and the test's taps never run concurrently.
+type uiLoop struct {
+	q    chan func()
+	last *State
+}
+
+func newUILoop() *uiLoop { return &uiLoop{q: make(chan func(), 256)} }
+
+func (l *uiLoop) do(f func()) { l.q <- f }
+
+// applied records a State the UI applied; it runs inside a queued function.
+func (l *uiLoop) applied(s State) { l.last = &s }
+
+// waitFor runs queued UI work until a newly applied State satisfies ok,
+// failing after a deadline instead of sleeping a fixed time.
+func (l *uiLoop) waitFor(t *testing.T, ok func(State) bool) State {
 	t.Helper()
 	deadline := time.After(5 * time.Second)
 	for {
-		select {
-		case s := <-applied:
+		if l.last != nil {
+			s := *l.last
+			l.last = nil
 			if ok(s) {
 				return s
 			}
+		}
+		select {
+		case f := <-l.q:
+			f()
 		case <-deadline:
 			t.Fatal("timed out waiting for a State to be applied")
 		}
 	}
+}
+
+func anyState(State) bool { return true }
+
+// startShell starts a Shell whose UI work runs on the test goroutine and
+// waits for the first State.
+func startShell(t *testing.T, app *trayApp, fc *fakeCompanion) (*Shell, *uiLoop) {
+	t.Helper()
+	loop := newUILoop()
+	sh := start(app, fc, nil, nil, loop.do, loop.applied)
+	t.Cleanup(sh.Stop)
+	loop.waitFor(t, anyState)
+	return sh, loop
 }
 
 // sampleState is a small but complete companion state.

@@ -1,18 +1,17 @@
 package ui
 
-import (
-	"sync"
-
-	"fyne.io/fyne/v2"
-)
+import "sync"
 
 // follow feeds the companion's state stream to apply on the Fyne goroutine
-// until stop is called or the stream ends.
+// until stop is called or the stream ends. do hands a function to the Fyne
+// goroutine: fyne.Do in the app; tests pass a queue they drain on the test
+// goroutine, because the test driver's fyne.Do runs the function right away
+// on the calling goroutine, which would race with the test's own taps.
 //
 // Bursts are coalesced: at most one apply is queued with fyne.Do at a time and
 // it applies the newest State when it runs, so a busy companion (activity
 // arrives with every tool call) cannot flood the UI queue with stale frames.
-func follow(c Companion, apply func(State)) (stop func()) {
+func follow(c Companion, apply func(State), do func(func())) (stop func()) {
 	states, cancel := c.Subscribe()
 	quit := make(chan struct{})
 	done := make(chan struct{})
@@ -49,7 +48,7 @@ func follow(c Companion, apply func(State)) (stop func()) {
 				scheduled = true
 				mu.Unlock()
 				if queue {
-					fyne.Do(run)
+					do(run)
 				}
 			}
 		}
@@ -59,7 +58,7 @@ func follow(c Companion, apply func(State)) (stop func()) {
 	return func() {
 		once.Do(func() {
 			mu.Lock()
-			stopped = true // an apply already queued with fyne.Do must not run after stop
+			stopped = true // an apply already queued must not run after stop
 			mu.Unlock()
 			close(quit)
 			cancel()

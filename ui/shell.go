@@ -30,12 +30,13 @@ type Shell struct {
 // views (nil: the app's OpenURL); auto may be nil. Call it on the Fyne
 // goroutine, before or after app.Run.
 func Start(app fyne.App, c Companion, auto Autostart, openURL func(*url.URL) error) *Shell {
-	return start(app, c, auto, openURL, nil)
+	return start(app, c, auto, openURL, fyne.Do, nil)
 }
 
-// start is Start with a hook that runs after each State is applied; tests
-// wait on it instead of sleeping.
-func start(app fyne.App, c Companion, auto Autostart, openURL func(*url.URL) error, applied func(State)) *Shell {
+// start is Start with the hand-off to the Fyne goroutine (see follow) and a
+// hook that runs after each State is applied, so tests can wait for a State
+// instead of sleeping.
+func start(app fyne.App, c Companion, auto Autostart, openURL func(*url.URL) error, do func(func()), applied func(State)) *Shell {
 	if openURL == nil {
 		openURL = app.OpenURL
 	}
@@ -47,7 +48,7 @@ func start(app fyne.App, c Companion, auto Autostart, openURL func(*url.URL) err
 		ShowOffers:    s.approvals.ShowPending,
 		NewOffer:      func(o Offer) { s.approvals.Show(o) },
 	})
-	s.stop = follow(c, s.apply)
+	s.stop = follow(c, s.apply, do)
 	return s
 }
 

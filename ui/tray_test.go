@@ -203,13 +203,10 @@ func TestTrayPairingRequests(t *testing.T) {
 func TestTrayPauseRoundTrip(t *testing.T) {
 	app := newTrayApp(t)
 	fc := newFake(sampleState())
-	applied := make(chan State, 64)
-	sh := start(app, fc, nil, nil, func(s State) { applied <- s })
-	t.Cleanup(sh.Stop)
-	waitFor(t, applied, func(State) bool { return true })
+	sh, loop := startShell(t, app, fc)
 
 	item(t, sh.Tray().Menu(), "Pause automation").Action()
-	waitFor(t, applied, func(s State) bool { return s.Paused })
+	loop.waitFor(t, func(s State) bool { return s.Paused })
 	if got := fc.Calls(); !slices.Equal(got, []string{"SetPaused(true)"}) {
 		t.Errorf("calls = %q", got)
 	}
@@ -222,7 +219,7 @@ func TestTrayPauseRoundTrip(t *testing.T) {
 	}
 
 	item(t, m, "Pause automation").Action()
-	waitFor(t, applied, func(s State) bool { return !s.Paused })
+	loop.waitFor(t, func(s State) bool { return !s.Paused })
 	if app.trayIcon() != assets.TrayNormal {
 		t.Errorf("icon = %s after resuming, want TrayNormal", app.trayIcon().Name())
 	}
