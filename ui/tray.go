@@ -36,11 +36,12 @@ type Tray struct {
 	auto Autostart
 	act  TrayActions
 
-	menu  *fyne.Menu
-	icon  fyne.Resource
-	state State
-	shown *trayModel // what the menu currently shows
-	seen  map[string]bool
+	menu     *fyne.Menu
+	icon     fyne.Resource
+	state    State
+	shown    *trayModel      // what the menu currently shows
+	seen     map[string]bool // offer ids already announced
+	browsers map[string]bool // browser ids known; nil until the first State
 }
 
 // trayModel is everything the menu displays. The OS menu is only rebuilt
@@ -79,7 +80,7 @@ func NewTray(app fyne.App, c Companion, auto Autostart, act TrayActions) *Tray {
 		seen: map[string]bool{},
 	}
 	t.desk, _ = app.(desktop.App)
-	t.Update(State{})
+	t.render(State{})
 	return t
 }
 
@@ -89,9 +90,36 @@ func (t *Tray) Menu() *fyne.Menu { return t.menu }
 // Icon is the tray icon for the current State.
 func (t *Tray) Icon() fyne.Resource { return t.icon }
 
-// Update brings menu and icon up to date with s and reports offers not seen
-// before to TrayActions.NewOffer. It must run on the Fyne goroutine.
+// Update brings menu and icon up to date with s, reports offers not seen
+// before to TrayActions.NewOffer and announces browsers that connect for the
+// first time. It must run on the Fyne goroutine.
 func (t *Tray) Update(s State) {
+	t.render(s)
+
+	current := make(map[string]bool, len(s.Offers))
+	for _, o := range s.Offers {
+		current[o.ID] = true
+		if !t.seen[o.ID] && t.act.NewOffer != nil {
+			t.act.NewOffer(o)
+		}
+	}
+	t.seen = current
+
+	// The first State is the baseline: browsers already connected when Reins
+	// starts are not news.
+	known := make(map[string]bool, len(s.Graph.Browsers))
+	for _, b := range s.Graph.Browsers {
+		known[b.ID] = true
+		if t.browsers != nil && !t.browsers[b.ID] {
+			t.app.SendNotification(fyne.NewNotification("Reins: new browser connected",
+				untrusted(b.Name, 60)+" ("+engineName(b.Engine)+") can now share tabs with your agents. See it in the dashboard."))
+		}
+	}
+	t.browsers = known
+}
+
+// render updates the icon and, when what it shows changed, the menu.
+func (t *Tray) render(s State) {
 	t.state = s
 
 	icon := assets.TrayNormal
@@ -116,15 +144,6 @@ func (t *Tray) Update(s State) {
 			t.desk.SetSystemTrayMenu(t.menu)
 		}
 	}
-
-	current := make(map[string]bool, len(s.Offers))
-	for _, o := range s.Offers {
-		current[o.ID] = true
-		if !t.seen[o.ID] && t.act.NewOffer != nil {
-			t.act.NewOffer(o)
-		}
-	}
-	t.seen = current
 }
 
 func (t *Tray) model(s State) trayModel {
@@ -234,7 +253,7 @@ func (t *Tray) toggleAutostart() {
 	if err := t.auto.SetEnabled(!t.auto.Enabled()); err != nil {
 		t.notify("Could not change start at login", err)
 	}
-	t.Update(t.state) // autostart is not in the State stream
+	t.render(t.state) // autostart is not in the State stream
 }
 
 func (t *Tray) openDashboard(v View) {

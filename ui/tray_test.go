@@ -248,3 +248,20 @@ func TestTrayMenuKeptForUnrelatedChanges(t *testing.T) {
 		t.Errorf("menu not reinstalled when tabs changed")
 	}
 }
+
+func TestTrayAnnouncesNewBrowsers(t *testing.T) {
+	app := newTrayApp(t)
+	tr := NewTray(app, newFake(State{}), nil, TrayActions{})
+	s := sampleState()
+	tr.Update(s)
+	if len(app.notes) != 0 {
+		t.Fatalf("browsers present at start announced: %q", app.notes)
+	}
+	s.Graph.Browsers = append(slices.Clone(s.Graph.Browsers), BrowserNode{ID: "b4", Name: "Brave — Research", Engine: EngineChromium})
+	tr.Update(s)
+	tr.Update(s)
+	want := []string{"Reins: new browser connected: Brave — Research (Chromium) can now share tabs with your agents. See it in the dashboard."}
+	if !slices.Equal(app.notes, want) {
+		t.Errorf("notifications %q, want %q", app.notes, want)
+	}
+}
