@@ -35,6 +35,8 @@ type link struct {
 	children map[string]*target // child sessions (iframes, workers) under a page
 	nextTab  int
 
+	winW, winH int // window size for new tabs' windows
+
 	// emitMu orders tabs events so an older snapshot never overwrites a
 	// newer one in the hub.
 	emitMu sync.Mutex

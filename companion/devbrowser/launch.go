@@ -112,14 +112,19 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 	if opts.Headless {
 		args = append([]string{"--headless=new"}, args...)
 	}
+	winW, winH := 1280, 800
 	hasSize := false
 	for _, a := range opts.ExtraArgs {
-		if strings.HasPrefix(a, "--window-size") {
+		if v, ok := strings.CutPrefix(a, "--window-size="); ok {
 			hasSize = true
+			if w, h, ok := strings.Cut(v, ","); ok {
+				winW, _ = strconv.Atoi(w)
+				winH, _ = strconv.Atoi(h)
+			}
 		}
 	}
 	if !hasSize {
-		args = append(args, "--window-size=1280,800")
+		args = append(args, fmt.Sprintf("--window-size=%d,%d", winW, winH))
 	}
 	args = append(args, opts.ExtraArgs...)
 	args = append(args, "about:blank")
@@ -163,6 +168,7 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 	conn.SetReadLimit(wire.MaxFrameBytes)
 	b.conn = conn
 	b.link = newLink(b, conn)
+	b.link.winW, b.link.winH = winW, winH
 	b.readerDone = make(chan struct{})
 	go func() {
 		defer close(b.readerDone)

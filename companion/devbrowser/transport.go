@@ -142,7 +142,14 @@ func (l *link) create(ctx context.Context, p wire.CreateParams) (json.RawMessage
 		url = "about:blank"
 	}
 	background := p.Active != nil && !*p.Active
-	raw, err := l.send(ctx, "", "Target.createTarget", map[string]any{"url": url, "background": background})
+	// Each tab gets a window of its own: a background tab in a shared
+	// window renders no frames, so its screenshots and input would stall,
+	// and two agents must be able to drive their tabs at the same time.
+	params := map[string]any{"url": url, "background": background, "newWindow": true}
+	if l.winW > 0 && l.winH > 0 {
+		params["width"], params["height"] = l.winW, l.winH
+	}
+	raw, err := l.send(ctx, "", "Target.createTarget", params)
 	if err != nil {
 		return nil, fmt.Errorf("creating a tab: %w", err)
 	}

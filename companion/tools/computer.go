@@ -287,6 +287,7 @@ func (c *call) after(ctx context.Context, ts *tabState, w *watcher, tabID int, l
 	if err != nil {
 		return nil, err
 	}
+	lines = append(lines, st.dialogs...)
 	if st.navigated {
 		c.observe(tabID, st.href)
 		c.s.forgetView(tabID)

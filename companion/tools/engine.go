@@ -56,6 +56,8 @@ type Engine struct {
 	tools   map[string]*tool
 	catalog []Info
 
+	bg sync.WaitGroup // dialog handlers started from event callbacks
+
 	mu     sync.Mutex
 	owners map[int]string // public tab id → agent that created it
 	tabs   map[int]*tabState
@@ -113,6 +115,7 @@ func (e *Engine) Close() {
 	for _, ts := range tabs {
 		ts.stop()
 	}
+	e.bg.Wait()
 }
 
 // Call runs one tool for the session. It never returns nil, and failures
@@ -296,11 +299,23 @@ func (c *call) page(ctx context.Context, id int, a access) (*tabState, hub.Tab, 
 	return ts, t, nil
 }
 
+// inputTimeout bounds commands that need the page to render or respond:
+// a hidden tab or a hung page never answers them.
+const inputTimeout = 10 * time.Second
+
 // cdp sends one command to the tab, naming the agent for the extension's
 // activity log.
 func (c *call) cdp(ctx context.Context, tabID int, method string, params any, out any) error {
+	if strings.HasPrefix(method, "Input.") || method == "Page.captureScreenshot" {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, inputTimeout)
+		defer cancel()
+	}
 	raw, err := c.e.hub.CDP(ctx, tabID, method, params, "", c.s.Agent)
 	if err != nil {
+		if wire.CodeOf(err) == wire.CodeTimeout && (strings.HasPrefix(method, "Input.") || method == "Page.captureScreenshot") {
+			return wire.Errorf(wire.CodeTimeout, "tab %d did not answer %s: the tab may be hidden behind another tab or its page is hung", tabID, method)
+		}
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	if out == nil {

@@ -113,6 +113,8 @@ const navA = `<!doctype html><html><head><title>Page A</title></head><body>` + r
 <a id="toB" href="/nav/b" style="position:absolute;left:50px;top:50px">Go to B</a>
 <a id="hash" href="#section" style="position:absolute;left:50px;top:100px">Jump</a>
 <button id="stay" style="position:absolute;left:50px;top:150px" onclick="this.textContent='stayed'">Stay</button>
+<button id="alert" style="position:absolute;left:50px;top:200px" onclick="alert('Saved!'); this.textContent = 'alerted'">Alert</button>
+<button id="confirm" style="position:absolute;left:50px;top:250px" onclick="this.textContent = confirm('Delete everything?') ? 'confirmed' : 'kept'">Confirm</button>
 <div id="section" style="margin-top:2000px">section</div></body></html>`
 
 const navB = `<!doctype html><html><head><title>Page B</title></head><body>` + recorder + `<p>B</p>

@@ -260,3 +260,5 @@ func refFor(tb testing.TB, tree, needle string) string {
 	tb.Fatalf("no ref for %q in:\n%s", needle, tree)
 	return ""
 }
+
+var jsonMarshal = json.Marshal

@@ -170,6 +170,8 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 			ts.mu.Unlock()
 		}
 		return
+	case "Page.javascriptDialogOpening":
+		ts.dialog(ev.Params)
 	case "Runtime.executionContextDestroyed":
 		var p struct {
 			ID int `json:"executionContextId"`
@@ -202,6 +204,46 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 	if strings.HasPrefix(ev.Method, "Page.") || ev.Method == "Runtime.executionContextsCleared" {
 		ts.notify(ev)
 	}
+}
+
+// dialog answers a JavaScript dialog, which would otherwise block the page
+// and every call waiting on it. Alerts and leave-page prompts are accepted;
+// confirm and prompt are dismissed, the cautious answer, and the agent
+// reads what they said in the action's result and the console.
+func (ts *tabState) dialog(params json.RawMessage) {
+	var p struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	accept := p.Type == "alert" || p.Type == "beforeunload"
+	verdict := "dismissed"
+	if accept {
+		verdict = "accepted"
+	}
+	note, _ := json.Marshal(map[string]any{"entry": map[string]any{
+		"source": "dialog", "level": "warning", "text": fmt.Sprintf("%s dialog %q was %s by Reins", p.Type, p.Message, verdict),
+	}})
+	ts.console.add("Log.entryAdded", note)
+	// Add under ts.mu, so it cannot race with Close: stop marks the tab
+	// gone under the same lock before Close waits.
+	ts.mu.Lock()
+	if ts.gone {
+		ts.mu.Unlock()
+		return
+	}
+	ts.e.bg.Add(1)
+	ts.mu.Unlock()
+	go func() {
+		defer ts.e.bg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), inputTimeout)
+		defer cancel()
+		if _, err := ts.e.hub.CDP(ctx, ts.id, "Page.handleJavaScriptDialog", map[string]any{"accept": accept}, "", "reins"); err != nil {
+			ts.e.log.Warn("could not answer a dialog", "tab", ts.id, "type", p.Type, "err", err)
+		}
+	}()
 }
 
 func (ts *tabState) notify(ev hub.TabEvent) {

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
@@ -195,6 +196,7 @@ func (w *watcher) waitLoad(ctx context.Context, n *navState, timeout time.Durati
 
 // settled is what an action's wait observed.
 type settled struct {
+	dialogs   []string
 	href      string
 	title     string
 	navigated bool // a new document loaded (or started to)
@@ -213,6 +215,19 @@ func (c *call) settle(ctx context.Context, ts *tabState, w *watcher) (settled, e
 	href, qerr := ts.helper(ctx, c.s.Agent, "quiet", &q, quiet.Milliseconds(), max.Milliseconds())
 	n := &navState{mainFrame: ts.frame()}
 	for _, ev := range w.pending() {
+		if ev.Method == "Page.javascriptDialogOpening" {
+			var p struct {
+				Type    string `json:"type"`
+				Message string `json:"message"`
+			}
+			if json.Unmarshal(ev.Params, &p) == nil {
+				verdict := "dismissed"
+				if p.Type == "alert" || p.Type == "beforeunload" {
+					verdict = "accepted"
+				}
+				out.dialogs = append(out.dialogs, fmt.Sprintf("The page opened a %s dialog %q; Reins %s it.", p.Type, p.Message, verdict))
+			}
+		}
 		n.feed(ev)
 	}
 	out.sameDoc = n.sameDoc

@@ -1,0 +1,151 @@
+package tools_test
+
+import (
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/reinshq/reins/companion/tools"
+	"github.com/reinshq/reins/companion/wire"
+)
+
+func TestNavigate(t *testing.T) {
+	r := newRig(t)
+	s := r.e.NewSession("navigator")
+	tab := r.newTab(s, "/nav/a")
+
+	out := r.ok(s, "navigate", map[string]any{"tabId": tab, "url": r.url + "/nav/b"})
+	if !strings.Contains(out, "Title: Page B") || !strings.Contains(out, r.url+"/nav/b") {
+		t.Fatalf("navigate: %s", out)
+	}
+	out = r.ok(s, "navigate", map[string]any{"tabId": tab, "url": "back"})
+	if !strings.Contains(out, "Title: Page A") {
+		t.Fatalf("back: %s", out)
+	}
+	out = r.ok(s, "navigate", map[string]any{"tabId": tab, "url": "forward"})
+	if !strings.Contains(out, "Title: Page B") {
+		t.Fatalf("forward: %s", out)
+	}
+	r.fails(s, "navigate", map[string]any{"tabId": tab, "url": "forward"}, wire.CodeBadParams)
+
+	t.Run("no scheme on a loopback host means http", func(t *testing.T) {
+		out := r.ok(s, "navigate", map[string]any{"tabId": tab, "url": strings.TrimPrefix(r.url, "http://") + "/nav/a"})
+		if !strings.Contains(out, "Title: Page A") {
+			t.Fatal(out)
+		}
+	})
+
+	t.Run("same-document navigation", func(t *testing.T) {
+		out := r.ok(s, "navigate", map[string]any{"tabId": tab, "url": r.url + "/nav/a#section"})
+		if !strings.Contains(out, "#section") {
+			t.Fatal(out)
+		}
+		out = r.ok(s, "navigate", map[string]any{"tabId": tab, "url": "back"})
+		if !strings.Contains(out, "Page A") || strings.Contains(out, "#section") {
+			t.Fatal(out)
+		}
+	})
+
+	t.Run("waits for the load event", func(t *testing.T) {
+		slow.mu.Lock()
+		requested, release := make(chan struct{}), make(chan struct{})
+		slow.requested, slow.release = requested, release
+		slow.mu.Unlock()
+		defer func() {
+			slow.mu.Lock()
+			slow.requested, slow.release = nil, nil
+			slow.mu.Unlock()
+		}()
+		done := make(chan *tools.Result, 1)
+		go func() { done <- r.e.Call(ctxFor(t), s, "navigate", []byte(`{"tabId":`+itoa(tab)+`,"url":"`+r.url+`/slow"}`)) }()
+		<-requested
+		select {
+		case res := <-done:
+			t.Fatalf("navigate returned before the page loaded: %s", text(res))
+		default:
+		}
+		close(release)
+		res := <-done
+		if res.IsError || !strings.Contains(text(res), "Title: Slow loaded") {
+			t.Fatalf("slow navigate: %s", text(res))
+		}
+	})
+
+	t.Run("http errors are reported", func(t *testing.T) {
+		out := r.ok(s, "navigate", map[string]any{"tabId": tab, "url": r.url + "/missing"})
+		if !strings.Contains(out, "HTTP status 404") {
+			t.Fatal(out)
+		}
+	})
+
+	t.Run("unreachable host", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close() // nothing listens there now
+		r.fails(s, "navigate", map[string]any{"tabId": tab, "url": "http://" + addr + "/"}, tools.CodeNavigationFailed)
+	})
+
+	t.Run("restricted URLs", func(t *testing.T) {
+		for _, u := range []string{"chrome://settings", "chrome-extension://abcdefghijklmnop/options.html", "https://chromewebstore.google.com/detail/x", "view-source:" + r.url} {
+			r.fails(s, "navigate", map[string]any{"tabId": tab, "url": u}, wire.CodeRestrictedURL)
+		}
+		r.fails(s, "navigate", map[string]any{"tabId": tab, "url": "javascript:alert(1)"}, wire.CodeBadParams)
+		r.fails(s, "tabs_create_mcp", map[string]any{"url": "chrome://version"}, wire.CodeRestrictedURL)
+	})
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestClickThatNavigates(t *testing.T) {
+	r := newRig(t)
+	s := r.e.NewSession("linker")
+	tab := r.newTab(s, "/nav/a")
+	tree := r.ok(s, "read_page", map[string]any{"tabId": tab, "filter": "interactive"})
+	out := r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": refFor(t, tree, `"Go to B"`)})
+	if !strings.Contains(out, "navigated to "+r.url+"/nav/b") || !strings.Contains(out, "Page B") {
+		t.Fatalf("click result: %s", out)
+	}
+	// The page is loaded when the click returns: its recorder is there.
+	if evs := r.log(s, tab); evs == nil {
+		t.Fatal("page B not loaded")
+	}
+	out = r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "coordinate": []int{60, 160}})
+	if strings.Contains(out, "navigated") {
+		t.Fatalf("a button that stays reported a navigation: %s", out)
+	}
+	r.ok(s, "navigate", map[string]any{"tabId": tab, "url": "back"})
+	tree = r.ok(s, "read_page", map[string]any{"tabId": tab, "filter": "interactive"})
+	r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": refFor(t, tree, `"Jump"`)})
+	var hash string
+	r.js(s, tab, "location.hash", &hash)
+	if hash != "#section" {
+		t.Fatalf("hash = %q", hash)
+	}
+}
+
+func TestDialogsDoNotBlock(t *testing.T) {
+	r := newRig(t)
+	s := r.e.NewSession("dialogs")
+	tab := r.newTab(s, "/nav/a")
+	tree := r.ok(s, "read_page", map[string]any{"tabId": tab, "filter": "interactive"})
+	out := r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": refFor(t, tree, `"Alert"`)})
+	if !strings.Contains(out, `alert dialog "Saved!"; Reins accepted it`) {
+		t.Fatalf("alert: %s", out)
+	}
+	out = r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": refFor(t, tree, `"Confirm"`)})
+	if !strings.Contains(out, `confirm dialog "Delete everything?"; Reins dismissed it`) {
+		t.Fatalf("confirm: %s", out)
+	}
+	var labels []string
+	r.js(s, tab, "[document.getElementById('alert').textContent, document.getElementById('confirm').textContent]", &labels)
+	if labels[0] != "alerted" || labels[1] != "kept" {
+		t.Fatalf("buttons after dialogs: %v", labels)
+	}
+	if log := r.ok(s, "read_console_messages", map[string]any{"tabId": tab}); !strings.Contains(log, "Delete everything?") {
+		t.Fatalf("console lacks the dialog:\n%s", log)
+	}
+}
