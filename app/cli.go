@@ -107,6 +107,8 @@ func commands() []command {
 		{"headless", "run the companion without the tray (servers, tests)", runHeadless},
 		{"token", "issue, list or revoke agent tokens: token issue NAME | token list | token revoke NAME", runToken},
 		{"mcp", "serve MCP on stdin/stdout, relayed to the running companion (for clients that launch commands)", runMCP},
+		{"pair", "list, approve or deny pairing offers from hosted products: pair list | pair approve ID | pair deny ID", runPair},
+		{"backends", "list paired hosted products, or forget one: backends | backends forget ID", runBackends},
 		{"live", "print a one-time Live view link for a shared tab: live TABID", runLive},
 		{"native-host", "serve the browser extension over native messaging (browsers start this)", runNativeHost},
 		{"install-native-host", "register the native messaging host with this user's browsers", runInstallNativeHost},

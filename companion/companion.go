@@ -453,6 +453,7 @@ func (c *Companion) startAdmin() error {
 		Status:        func() admin.Status { return admin.Status{Port: c.cfg.Port, Version: c.cfg.Version, PID: os.Getpid()} },
 		ShowDashboard: c.cfg.ShowDashboard,
 		LiveViewURL:   c.LiveViewURL,
+		Pairing:       c,
 		Logger:        c.log,
 	}), c.log)
 	return nil

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/reinshq/reins/companion/operator"
+	"github.com/reinshq/reins/companion/pairing"
 	"github.com/reinshq/reins/companion/tokens"
 )
 
@@ -31,6 +33,8 @@ var codes = []struct {
 	{tokens.ErrNameInUse, "name_in_use", http.StatusConflict},
 	{tokens.ErrNotFound, "not_found", http.StatusNotFound},
 	{tokens.ErrKeychainUnavailable, "keychain_unavailable", http.StatusServiceUnavailable},
+	{pairing.ErrNoOffer, "no_such_offer", http.StatusNotFound},
+	{operator.ErrNoBackend, "no_such_backend", http.StatusNotFound},
 	{ErrBadRequest, "bad_request", http.StatusBadRequest},
 	{ErrForbidden, "forbidden", http.StatusForbidden},
 	{ErrNotImplemented, "not_implemented", http.StatusNotImplemented},

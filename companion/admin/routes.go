@@ -35,7 +35,10 @@ type Options struct {
 	// LiveViewURL makes a one-time Live view link for a shared tab
 	// (`reins live TABID`).
 	LiveViewURL func(tabID int) (string, error)
-	Logger      *slog.Logger
+	// Pairing lists, approves and denies pair offers and manages paired
+	// backends (`reins pair`, `reins backends`).
+	Pairing Pairing
+	Logger  *slog.Logger
 }
 
 // handler answers one admin request with a JSON-encodable value or an error
@@ -54,12 +57,11 @@ func (h *Handler) routes() map[string]handler {
 
 		"POST /v1/show-dashboard": h.showDashboard,
 
-		// Filled by later issues; the CLI already knows where to ask.
-		"GET /v1/pair":               notImplemented("pair list"),
-		"POST /v1/pair/{id}/approve": notImplemented("pair approve"),
-		"POST /v1/pair/{id}/deny":    notImplemented("pair deny"),
-		"GET /v1/backends":           notImplemented("backends"),
-		"DELETE /v1/backends/{id}":   notImplemented("backends forget"),
+		"GET /v1/pair":               h.listOffers,
+		"POST /v1/pair/{id}/approve": h.approveOffer,
+		"POST /v1/pair/{id}/deny":    h.denyOffer,
+		"GET /v1/backends":           h.listBackends,
+		"DELETE /v1/backends/{id}":   h.forgetBackend,
 		"POST /v1/live/{tab}":        h.liveViewURL,
 	}
 }
@@ -115,12 +117,6 @@ func (h *Handler) serve(fn handler) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		json.NewEncoder(w).Encode(out)
 	})
-}
-
-func notImplemented(what string) handler {
-	return func(*http.Request) (any, error) {
-		return nil, fmt.Errorf("%w: %s is not available in this version of reins", ErrNotImplemented, what)
-	}
 }
 
 func decode(r *http.Request, v any) error {
