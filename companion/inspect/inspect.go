@@ -43,6 +43,7 @@ type Option func(*options)
 type options struct {
 	changes ChangeFunc
 	log     *slog.Logger
+	queue   int
 	// stopping, when closed, ends every stream so a graceful shutdown does
 	// not wait on clients that never leave.
 	stopping <-chan struct{}
@@ -56,9 +57,14 @@ func WithChanges(f ChangeFunc) Option { return func(o *options) { o.changes = f 
 // WithLogger sets the logger (default: slog.Default).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
-// StreamQueue bounds the lines waiting for one stream's client. A client that
-// falls this far behind is cut off instead of stalling the hub's reader.
+// StreamQueue is the default bound on the events waiting for one /events
+// client. A client that falls this far behind is cut off instead of
+// stalling the hub's reader.
 const StreamQueue = 1024
+
+// WithStreamQueue sets the bound of each /events backlog (default
+// StreamQueue). A smaller bound cuts slow clients off sooner.
+func WithStreamQueue(n int) Option { return func(o *options) { o.queue = n } }
 
 type server struct {
 	hub  *hub.Hub
@@ -88,6 +94,9 @@ func Handler(h *hub.Hub, opts ...Option) http.Handler {
 	}
 	if s.opts.log == nil {
 		s.opts.log = slog.Default()
+	}
+	if s.opts.queue <= 0 {
+		s.opts.queue = StreamQueue
 	}
 	for pattern, fn := range s.routes() {
 		s.mux.HandleFunc(pattern, fn)

@@ -37,8 +37,8 @@ const (
 	KindClosed     = "closed"
 	KindUpdated    = "updated"
 	KindGone       = "gone"
-	// KindOverflow is the last line sent to a client that fell StreamQueue
-	// events behind; the stream ends after it.
+	// KindOverflow is the last line sent to a client that fell too far
+	// behind (see WithStreamQueue); the stream ends after it.
 	KindOverflow = "overflow"
 )
 
@@ -136,7 +136,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	// The hub calls back on a browser's reader goroutine, which must never
 	// block: events queue here, and a client that falls behind is cut off.
-	queue := make(chan hub.TabEvent, StreamQueue)
+	queue := make(chan hub.TabEvent, s.opts.queue)
 	overflow := make(chan struct{})
 	var once sync.Once
 	cancel := s.hub.SubscribeTab(tab, func(ev hub.TabEvent) {
