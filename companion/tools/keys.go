@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -79,12 +80,7 @@ func init() {
 	}
 }
 
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	return string(rune('0'+i/10)) + string(rune('0'+i%10))
-}
+func itoa(i int) string { return strconv.Itoa(i) }
 
 // punctuation on a US layout: unshifted and shifted character → code, vk.
 var punctKeys = map[rune]struct {
@@ -172,7 +168,7 @@ func parseCombo(s string) (keyCombo, error) {
 			c.modOnly = true
 			continue
 		}
-		if k, ok := namedKeys[strings.ToLower(p)]; ok && (utf8.RuneCountInString(p) > 1 || p == "+") {
+		if k, ok := namedKeys[strings.ToLower(p)]; ok && utf8.RuneCountInString(p) > 1 {
 			c.key = k
 			continue
 		}
@@ -202,11 +198,7 @@ func (c keyCombo) events() []map[string]any {
 	var evs []map[string]any
 	held := 0
 	for _, m := range c.modKeys {
-		bit := modifierNames[strings.ToLower(m.Key)].bit
-		if bit == 0 {
-			bit = modBitFor(m.Key)
-		}
-		held |= bit
+		held |= modBitFor(m.Key)
 		evs = append(evs, keyEvent("rawKeyDown", m, held, ""))
 	}
 	k := c.key

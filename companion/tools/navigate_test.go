@@ -58,7 +58,9 @@ func TestNavigate(t *testing.T) {
 			slow.mu.Unlock()
 		}()
 		done := make(chan *tools.Result, 1)
-		go func() { done <- r.e.Call(ctxFor(t), s, "navigate", []byte(`{"tabId":`+itoa(tab)+`,"url":"`+r.url+`/slow"}`)) }()
+		go func() {
+			done <- r.e.Call(ctxFor(t), s, "navigate", []byte(`{"tabId":`+itoa(tab)+`,"url":"`+r.url+`/slow"}`))
+		}()
 		<-requested
 		select {
 		case res := <-done:
