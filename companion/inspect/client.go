@@ -307,5 +307,22 @@ func (w *Watch) Until(ctx context.Context, cond func(Snapshot) bool) (Snapshot, 
 	return w.last, nil
 }
 
+// Next waits for the next line of the stream, that is the companion's next
+// change signal. The change may concern state the snapshot does not show
+// (pairing offers, pause): a caller waiting on such state re-reads it
+// through its own API after Next returns.
+func (w *Watch) Next(ctx context.Context) error {
+	select {
+	case snap, ok := <-w.s.C:
+		if !ok {
+			return fmt.Errorf("change stream ended: %w", w.s.Err())
+		}
+		w.last = snap
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Close ends the stream.
 func (w *Watch) Close() { w.s.Close() }

@@ -7,7 +7,7 @@
 //
 //	GET  /browsers       connected browsers (hub.Browsers)
 //	GET  /tabs           every tab with public ids (hub.Tabs)
-//	GET  /changes        NDJSON: a {browsers, tabs} snapshot now and after every change
+//	GET  /changes        NDJSON: a {browsers, tabs} snapshot now and after every change signal
 //	GET  /events?tab=N   NDJSON: the tab's events (hub.SubscribeTab) until the client leaves
 //	POST /request        {browserId, method, params} → the raw result of one wire request
 //	POST /cdp            {tabId, method, params, sessionId} → hub.CDP

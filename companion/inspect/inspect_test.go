@@ -282,6 +282,12 @@ func TestBrowsersTabsAndChanges(t *testing.T) {
 	if _, err := w.Until(ctxT(t), func(s inspect.Snapshot) bool { return len(s.Browsers) == 0 && len(s.Tabs) == 0 }); err != nil {
 		t.Fatalf("browser never left: %v", err)
 	}
+	// A change the snapshot does not show (a pairing offer, pause) still
+	// yields a line, so a test can wait for it and re-read its own API.
+	e.changes.notify()
+	if err := w.Next(ctxT(t)); err != nil {
+		t.Fatalf("no line for a change signal: %v", err)
+	}
 	// The stream ends when its source shuts down.
 	e.changes.close()
 	if _, err := w.Until(ctxT(t), func(inspect.Snapshot) bool { return false }); err == nil || !strings.Contains(err.Error(), "ended") {

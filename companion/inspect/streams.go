@@ -1,7 +1,6 @@
 package inspect
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -89,20 +88,21 @@ func (s *server) changes(w http.ResponseWriter, r *http.Request) {
 	signals, cancel := s.opts.changes()
 	defer cancel()
 	write := ndjson(w)
-	var last []byte
+	// One line per change signal, even when browsers and tabs look the
+	// same: the signal may be about state the snapshot does not show
+	// (pairing offers, pause), and a test waiting on that state re-reads
+	// it through another API when a line arrives.
 	emit := func() error {
-		snap, err := json.Marshal(Snapshot{Browsers: s.hub.Browsers(), Tabs: nonNil(s.hub.Tabs())})
-		if err != nil {
-			return err
+		return write(Snapshot{Browsers: s.hub.Browsers(), Tabs: nonNil(s.hub.Tabs())})
+	}
+	// The source's own first signal yields the first line; a source that
+	// sends none still gets one line at once.
+	select {
+	case _, ok := <-signals:
+		if !ok {
+			return
 		}
-		// Change signals also fire for state a snapshot does not show
-		// (pause, policies); a line only when the snapshot differs keeps
-		// the stream meaningful.
-		if bytes.Equal(snap, last) {
-			return nil
-		}
-		last = snap
-		return write(json.RawMessage(snap))
+	default:
 	}
 	if emit() != nil {
 		return
