@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -116,6 +115,3 @@ func (s *Stack) WaitTab(ctx context.Context, match func(hub.Tab) bool) (hub.Tab,
 	}
 	return found, nil
 }
-
-// ErrNotFound is returned by lookups that find nothing.
-var ErrNotFound = errors.New("not found")
