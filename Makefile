@@ -23,7 +23,8 @@ APT_TEST  := chromium xvfb xauth imagemagick x11-utils libsecret-tools
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help deps deps-run deps-test build run test test-unit test-race test-ui test-node test-keychain test-e2e conformance bench vet fmt clean
+.PHONY: help deps deps-run deps-test build run test test-unit test-race test-ui test-node test-keychain test-e2e conformance bench vet fmt clean \
+	deps-dist dist dist-check dist-deb dist-tarxz dist-windows dist-extension test-dist
 
 help:
 	@echo "make run    install what is missing, build, start Reins (headless when there is no display)"
@@ -119,3 +120,95 @@ fmt:
 
 clean:
 	rm -rf bin $(TEST_TMP)
+
+# ---------------------------------------------------------------------------
+# Packaging (packaging/README.md): `make dist` builds every installer into
+# dist/, `make test-dist` builds them signed with a throwaway certificate
+# into $(TEST_TMP)/dist and installs, inspects and runs them.
+
+DIST ?= $(CURDIR)/dist
+# Build tools live in the repository's build cache, never in the person's
+# GOPATH/bin, and at pinned versions; the version is in the path, so bumping
+# it installs the new one.
+TOOLS := $(CURDIR)/bin/tools
+FYNE_CLI_VERSION := v1.7.4
+GOWINRES_VERSION := v0.3.3
+FYNE_CLI := $(TOOLS)/fyne-$(FYNE_CLI_VERSION)/fyne
+GOWINRES := $(TOOLS)/go-winres-$(GOWINRES_VERSION)/go-winres
+FYNE_BUILD := $(shell sed -n 's/^ *Build *= *\([0-9]*\).*/\1/p' FyneApp.toml)
+APP_ID := $(shell sed -n 's/^ *ID *= *"\(.*\)"/\1/p' FyneApp.toml)
+APT_DIST := dpkg-dev binutils xz-utils desktop-file-utils gcc-mingw-w64-x86-64 nsis p7zip-full osslsigncode openssl
+
+deps-dist: deps-run
+	$(call apt_install,$(APT_DIST))
+
+$(FYNE_CLI):
+	GOBIN=$(dir $@) go install fyne.io/tools/cmd/fyne@$(FYNE_CLI_VERSION)
+
+$(GOWINRES):
+	GOBIN=$(dir $@) go install github.com/tc-hib/go-winres@$(GOWINRES_VERSION)
+
+# FyneApp.toml is the one version; the extension folder must already carry
+# it (Chromium loads that folder as is), so a mismatch fails the build.
+dist-check:
+	go run ./packaging/cmd/extpack check
+
+dist-deb: deps-dist dist-check build
+	packaging/linux/build-deb.sh $(BIN) $(DIST)
+
+# fyne's own Linux archive (extract, then `sudo make install`).
+dist-tarxz: dist-check build $(FYNE_CLI)
+	@mkdir -p $(DIST)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && \
+	$(FYNE_CLI) package --os linux --src $(CURDIR)/cmd/reins --exe $(BIN) --name Reins --app-id $(APP_ID) \
+		--app-version $(VERSION) --app-build $(FYNE_BUILD) --icon $(CURDIR)/assets/icon.png --release && \
+	mv Reins.tar.xz $(DIST)/reins-$(VERSION)-linux-amd64.tar.xz
+	@echo "built $(DIST)/reins-$(VERSION)-linux-amd64.tar.xz"
+
+dist-windows: deps-dist dist-check $(GOWINRES)
+	GOWINRES=$(GOWINRES) packaging/windows/build.sh $(DIST)
+
+dist-extension: dist-check
+	go run ./packaging/cmd/extpack chrome -o $(DIST)/reins-extension-chrome-$(VERSION).zip
+	go run ./packaging/cmd/extpack firefox -o $(DIST)/reins-extension-firefox-$(VERSION).xpi
+
+dist: dist-deb dist-tarxz dist-windows dist-extension
+	@ls -l $(DIST)
+
+# The throwaway certificate exists only for this run; signing with it proves
+# the signing path end to end, and osslsigncode verifies against it.
+TEST_DIST := $(TEST_TMP)/dist
+TEST_SIGN := $(TEST_TMP)/sign
+
+test-dist: deps-dist deps-test
+	go test -count=1 ./packaging/...
+	@rm -rf $(TEST_DIST) $(TEST_SIGN) && mkdir -p $(TEST_SIGN) $(TEST_TMP)/cache
+	openssl req -x509 -newkey rsa:3072 -nodes -days 2 -subj "/CN=Reins throwaway test signing" \
+		-addext "extendedKeyUsage=codeSigning" -keyout $(TEST_SIGN)/key.pem -out $(TEST_SIGN)/cert.pem 2>/dev/null
+	SIGN_CERT=$(TEST_SIGN)/cert.pem SIGN_KEY=$(TEST_SIGN)/key.pem $(MAKE) --no-print-directory dist DIST=$(TEST_DIST)
+	$(TEST_ENV) REINS_DIST_DIR=$(TEST_DIST) REINS_SIGN_CA=$(TEST_SIGN)/cert.pem \
+		go test -tags disttest -count=1 -timeout 20m -v ./packaging/disttest/
+	@rm -rf $(TEST_SIGN)
+
+# ---------------------------------------------------------------------------
+# Firefox: build/firefox/ is the loadable extension folder, made by extpack
+# from the one source in extension/ (the manifest variant, plus the tool
+# engine's page helper that the Firefox adapter injects). Load it from
+# about:debugging, or with `web-ext run --source-dir build/firefox`, which is
+# what the end-to-end tests do (web-ext is a test dependency in .test-tmp).
+
+FIREFOX ?= /usr/bin/firefox-esr
+FIREFOX_BUILD := $(CURDIR)/build/firefox
+WEB_EXT_VERSION := 10.7.0
+WEB_EXT := $(TEST_TMP)/npm/node_modules/.bin/web-ext
+
+.PHONY: extension-firefox
+
+extension-firefox:
+	@rm -rf $(FIREFOX_BUILD)
+	go run ./packaging/cmd/extpack firefox-dir -o $(FIREFOX_BUILD) -data-collection none
+
+test-e2e: extension-firefox
+test-e2e: export REINS_FIREFOX := $(FIREFOX)
+test-e2e: export REINS_FIREFOX_EXT := $(FIREFOX_BUILD)
+test-e2e: export REINS_WEB_EXT := $(WEB_EXT)

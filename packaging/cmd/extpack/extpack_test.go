@@ -101,10 +101,13 @@ func TestFirefoxManifest(t *testing.T) {
 		t.Errorf("background.type = %v", bg["type"])
 	}
 	perms, _ := json.Marshal(got["permissions"])
-	if string(perms) != `["tabs","storage","nativeMessaging"]` {
+	if string(perms) != `["tabs","storage","nativeMessaging","scripting","webNavigation","webRequest"]` {
 		t.Errorf("permissions = %s", perms)
 	}
-	if csp := got["content_security_policy"].(map[string]any)["extension_pages"]; csp != "script-src 'self'; object-src 'self'" {
+	if hosts, _ := marshal(got["host_permissions"]); string(hosts) != `["<all_urls>"]` {
+		t.Errorf("host_permissions = %s", hosts)
+	}
+	if csp := got["content_security_policy"].(map[string]any)["extension_pages"]; csp != "script-src 'self'" {
 		t.Errorf("csp = %v", csp)
 	}
 	gecko := got["browser_specific_settings"].(map[string]any)["gecko"].(map[string]any)
@@ -140,14 +143,50 @@ func TestFirefoxManifestKeepsExistingGeckoSettings(t *testing.T) {
 }
 
 func TestFirefoxCSP(t *testing.T) {
-	for in, want := range map[string]string{
-		"": "script-src 'self'",
-		"script-src 'self' 'wasm-unsafe-eval'; object-src 'self'; connect-src ws://127.0.0.1:*": "script-src 'self'; object-src 'self'; connect-src ws://127.0.0.1:*",
-		"upgrade-insecure-requests; script-src 'self';":                                         "script-src 'self'",
-	} {
-		if got := firefoxCSP(in); got != want {
-			t.Errorf("firefoxCSP(%q) = %q, want %q", in, got, want)
+	// Exactly script-src 'self' whatever Chromium states: anything more
+	// (connect-src) would stop the background reading its own files.
+	for _, in := range []string{"", "script-src 'self' 'wasm-unsafe-eval'; object-src 'self'; connect-src ws://127.0.0.1:*", "upgrade-insecure-requests; script-src 'self';"} {
+		if got := firefoxCSP(in); got != "script-src 'self'" {
+			t.Errorf("firefoxCSP(%q) = %q", in, got)
 		}
+	}
+}
+
+func TestFirefoxDirIsLoadable(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"FyneApp.toml":                "[Details]\n  Version = \"1.2.3\"\n",
+		"extension/manifest.json":     sampleManifest,
+		"extension/background.js":     "// worker",
+		"extension/lib/core.js":       "export {}",
+		"extension/test/core.test.js": "test",
+		"companion/tools/page.js":     "(() => {})();",
+	})
+	var stdout, stderr bytes.Buffer
+	env := func(string) string { return "" }
+	dir := filepath.Join(root, "build", "firefox")
+	if code := run([]string{"firefox-dir", "-root", root, "-o", dir, "-data-collection", "none"}, &stdout, &stderr, env); code != 0 {
+		t.Fatalf("firefox-dir: %d %s", code, stderr.String())
+	}
+	for name, want := range map[string]string{"background.js": "// worker", "lib/core.js": "export {}", "lib/tools-page.js": "(() => {})();"} {
+		if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name))); err != nil || string(b) != want {
+			t.Errorf("%s = %q, %v", name, b, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "test")); err == nil {
+		t.Error("tests were copied")
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`"scripts"`, FirefoxID, `"none"`, `"<all_urls>"`, `"webRequest"`} {
+		if !strings.Contains(string(b), s) {
+			t.Errorf("manifest lacks %s:\n%s", s, b)
+		}
+	}
+	// A second build into the same folder is refused rather than mixed.
+	if code := run([]string{"firefox-dir", "-root", root, "-o", dir}, &stdout, &stderr, env); code == 0 {
+		t.Error("firefox-dir wrote over an existing folder")
 	}
 }
 
@@ -270,6 +309,7 @@ func TestPackagesEndToEnd(t *testing.T) {
 		"extension/pages/options.html":     "<html>",
 		"extension/node_modules/x/x.js":    "x",
 		"extension/lib/deep/more/thing.js": "x",
+		"companion/tools/page.js":          "(() => {})();",
 	})
 	var stdout, stderr bytes.Buffer
 	env := func(string) string { return "" }
@@ -305,7 +345,14 @@ func TestPackagesEndToEnd(t *testing.T) {
 	if code := run([]string{"firefox", "-root", root, "-o", xpi}, &stdout, &stderr, env); code != 0 {
 		t.Fatalf("firefox: %d %s", code, stderr.String())
 	}
-	ff := zipNames(t, xpi)["manifest.json"]
+	xpiFiles := zipNames(t, xpi)
+	if xpiFiles["lib/tools-page.js"] != "(() => {})();" {
+		t.Error("firefox package lacks the tool engine's page helper")
+	}
+	if _, ok := got["lib/tools-page.js"]; ok {
+		t.Error("chrome package holds the Firefox-only page helper")
+	}
+	ff := xpiFiles["manifest.json"]
 	for _, s := range []string{`"scripts"`, FirefoxID, `"websiteContent"`, `"<all_urls>"`} {
 		if !strings.Contains(ff, s) {
 			t.Errorf("firefox manifest lacks %s:\n%s", s, ff)

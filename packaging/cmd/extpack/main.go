@@ -10,6 +10,7 @@
 //	extpack check                    fail unless extension/manifest.json has it
 //	extpack chrome -o FILE.zip       Chrome Web Store package (no "key", no tests)
 //	extpack firefox -o FILE.xpi      Firefox package (manifest transformed)
+//	extpack firefox-dir -o DIR       the Firefox package as a loadable folder
 //	extpack firefox-manifest [-o F]  the Firefox manifest alone
 //	extpack copy -o DIR              the shipped files as a folder (Linux package)
 //	extpack id DIR                   Chromium's id for DIR loaded unpacked
@@ -42,7 +43,7 @@ type config struct {
 
 func run(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: extpack version|check|chrome|firefox|firefox-manifest|copy|id|keyid [flags]")
+		fmt.Fprintln(stderr, "usage: extpack version|check|chrome|firefox|firefox-dir|firefox-manifest|copy|id|keyid [flags]")
 		return 2
 	}
 	cmd, args := args[0], args[1:]
@@ -111,7 +112,39 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 		if err != nil {
 			return err
 		}
-		files, err := writeZipFile(c.out, c.ext, b, mtime)
+		var extra map[string][]byte
+		if cmd == "firefox" {
+			if extra, err = firefoxExtras(c.root); err != nil {
+				return err
+			}
+		}
+		files, err := writeZipFile(c.out, c.ext, b, mtime, extra)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s (version %s, %d files)\n", c.out, v, len(files))
+		return nil
+	case "firefox-dir":
+		if c.out == "" {
+			return errors.New("-o DIR is required")
+		}
+		m, v, err := load(c)
+		if err != nil {
+			return err
+		}
+		ff, err := firefoxManifest(m, firefoxOptions{DataCollection: splitList(c.dataCollection)})
+		if err != nil {
+			return err
+		}
+		b, err := ff.indent()
+		if err != nil {
+			return err
+		}
+		extra, err := firefoxExtras(c.root)
+		if err != nil {
+			return err
+		}
+		files, err := writeFirefoxDir(c.out, c.ext, b, extra)
 		if err != nil {
 			return err
 		}

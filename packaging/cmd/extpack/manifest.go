@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 )
 
 // object is a JSON object that keeps its keys in the order they were read,
@@ -194,6 +195,30 @@ const firefoxMinVersion = "140.0"
 // is an install warning there.
 var chromeOnlyPermissions = []string{"debugger"}
 
+// firefoxOnlyPermissions are what the Firefox adapter (extension/lib/
+// cdp-firefox.js) drives tabs with instead of the debugger: scripts in pages,
+// navigation events and request capture. Chromium must not get them: they
+// would add install warnings for APIs its build never uses.
+var firefoxOnlyPermissions = []string{"scripting", "webNavigation", "webRequest"}
+
+// firefoxHostPermissions let the adapter script pages and capture tabs
+// (tabs.captureTab needs <all_urls>); which tabs it may touch is still
+// decided by sharing, in the extension and the companion.
+var firefoxHostPermissions = []string{"<all_urls>"}
+
+// firefoxExtras are files the Firefox build adds to the extension folder,
+// by package path, from paths relative to the repository root. The tool
+// engine installs its page helper with Runtime.evaluate; Firefox forbids eval
+// in the isolated world, so the adapter injects this shipped copy instead and
+// checks that the companion sent the same text.
+var firefoxExtras = func(root string) (map[string][]byte, error) {
+	b, err := os.ReadFile(filepath.Join(root, "companion", "tools", "page.js"))
+	if err != nil {
+		return nil, fmt.Errorf("the tool engine's page helper for the Firefox adapter: %w", err)
+	}
+	return map[string][]byte{"lib/tools-page.js": b}, nil
+}
+
 // chromeOnlyKeys mean nothing to Firefox; AMO's linter warns on each.
 var chromeOnlyKeys = []string{"key", "minimum_chrome_version", "update_url"}
 
@@ -241,9 +266,29 @@ func firefoxManifest(m *object, opt firefoxOptions) (*object, error) {
 			return nil, err
 		}
 		perms = slices.DeleteFunc(perms, func(p string) bool { return slices.Contains(chromeOnlyPermissions, p) })
+		for _, p := range firefoxOnlyPermissions {
+			if !slices.Contains(perms, p) {
+				perms = append(perms, p)
+			}
+		}
 		if err := out.set("permissions", perms); err != nil {
 			return nil, err
 		}
+	}
+
+	var hosts []string
+	if out.has("host_permissions") {
+		if err := out.get("host_permissions", &hosts); err != nil {
+			return nil, err
+		}
+	}
+	for _, h := range firefoxHostPermissions {
+		if !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	if err := out.set("host_permissions", hosts); err != nil {
+		return nil, err
 	}
 
 	csp, err := out.child("content_security_policy")
@@ -295,21 +340,13 @@ func firefoxManifest(m *object, opt firefoxOptions) (*object, error) {
 	return out, nil
 }
 
-// firefoxCSP pins script-src to 'self', the only script source Firefox
-// accepts for extension pages, and keeps the Chromium policy's other
-// directives: they narrow (connect-src to the loopback socket, object-src),
-// and dropping them would widen the Firefox build. Stating the policy at all
-// also keeps Firefox's default "upgrade-insecure-requests" off the ws://
-// loopback connection.
-func firefoxCSP(chromium string) string {
-	out := []string{"script-src 'self'"}
-	for _, d := range strings.Split(chromium, ";") {
-		d = strings.TrimSpace(d)
-		name, _, _ := strings.Cut(d, " ")
-		if d == "" || name == "script-src" || name == "upgrade-insecure-requests" {
-			continue
-		}
-		out = append(out, d)
-	}
-	return strings.Join(out, "; ")
+// firefoxCSP is exactly "script-src 'self'", the only script source Firefox
+// accepts for extension pages. Stating a policy at all keeps Firefox's
+// default "upgrade-insecure-requests" off the ws:// loopback connection.
+// The Chromium policy's other directives are not carried over: its
+// connect-src (the loopback socket only) would also block the Firefox
+// background from reading its own packaged files (the adapter fetches
+// lib/tools-page.js to compare it with what the companion sends).
+func firefoxCSP(string) string {
+	return "script-src 'self'"
 }

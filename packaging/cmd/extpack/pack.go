@@ -101,8 +101,9 @@ func buildTime(getenv func(string) string) (time.Time, error) {
 }
 
 // writeZip writes the shipped files of dir into out, with manifest.json
-// replaced by manifest.
-func writeZip(out io.Writer, dir string, manifest []byte, mtime time.Time) ([]string, error) {
+// replaced by manifest and the extra files (slash-separated names, see
+// firefoxExtras) added.
+func writeZip(out io.Writer, dir string, manifest []byte, mtime time.Time, extra map[string][]byte) ([]string, error) {
 	files, err := packFiles(dir)
 	if err != nil {
 		return nil, err
@@ -110,6 +111,13 @@ func writeZip(out io.Writer, dir string, manifest []byte, mtime time.Time) ([]st
 	if !slices.Contains(files, "manifest.json") {
 		return nil, fmt.Errorf("%s has no manifest.json", dir)
 	}
+	for name := range extra {
+		if slices.Contains(files, name) {
+			return nil, fmt.Errorf("%s: the extension folder already has a file of that name", name)
+		}
+		files = append(files, name)
+	}
+	slices.Sort(files)
 	zw := zip.NewWriter(out)
 	for _, rel := range files {
 		h := &zip.FileHeader{Name: rel, Method: zip.Deflate, Modified: mtime}
@@ -120,6 +128,12 @@ func writeZip(out io.Writer, dir string, manifest []byte, mtime time.Time) ([]st
 		}
 		if rel == "manifest.json" {
 			if _, err := w.Write(manifest); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if b, ok := extra[rel]; ok {
+			if _, err := w.Write(b); err != nil {
 				return nil, err
 			}
 			continue
@@ -142,7 +156,7 @@ func writeZip(out io.Writer, dir string, manifest []byte, mtime time.Time) ([]st
 
 // writeZipFile writes the archive next to its final name and renames it into
 // place, so a failed build never leaves a truncated package behind.
-func writeZipFile(dst, dir string, manifest []byte, mtime time.Time) ([]string, error) {
+func writeZipFile(dst, dir string, manifest []byte, mtime time.Time, extra map[string][]byte) ([]string, error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return nil, err
 	}
@@ -151,7 +165,7 @@ func writeZipFile(dst, dir string, manifest []byte, mtime time.Time) ([]string, 
 		return nil, err
 	}
 	defer os.Remove(tmp.Name())
-	files, err := writeZip(tmp, dir, manifest, mtime)
+	files, err := writeZip(tmp, dir, manifest, mtime, extra)
 	if err != nil {
 		tmp.Close()
 		return nil, err
@@ -187,5 +201,36 @@ func copyTree(dir, dst string) ([]string, error) {
 			return nil, err
 		}
 	}
+	return files, nil
+}
+
+// writeFirefoxDir writes the loadable Firefox folder: the shipped files of
+// dir, the Firefox manifest and the extra files. dst must not exist yet, so
+// a stale file from an earlier build can never ride along.
+func writeFirefoxDir(dst, dir string, manifest []byte, extra map[string][]byte) ([]string, error) {
+	if _, err := os.Stat(dst); err == nil {
+		return nil, fmt.Errorf("%s exists; remove it first", dst)
+	}
+	files, err := copyTree(dir, dst)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dst, "manifest.json"), manifest, 0o644); err != nil {
+		return nil, err
+	}
+	for name, b := range extra {
+		to := filepath.Join(dst, filepath.FromSlash(name))
+		if slices.Contains(files, name) {
+			return nil, fmt.Errorf("%s: the extension folder already has a file of that name", name)
+		}
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(to, b, 0o644); err != nil {
+			return nil, err
+		}
+		files = append(files, name)
+	}
+	slices.Sort(files)
 	return files, nil
 }
