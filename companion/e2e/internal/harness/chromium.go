@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,8 +134,12 @@ func StartChromium(ctx context.Context) (*Chromium, error) {
 		c.Close()
 		return nil, fmt.Errorf("chromium never opened DevTools: %w\n%s", ctx.Err(), Tail(c.out.String(), 30))
 	}
+	// DevToolsActivePort is the documented source; the listening line,
+	// printed from the same place, stands in if the file is not there yet.
 	if port, err := devToolsPort(c.UserDataDir); err == nil {
 		c.DevToolsPort = port
+	} else if u, err := url.Parse(wsURL); err == nil {
+		c.DevToolsPort, _ = strconv.Atoi(u.Port())
 	}
 	if c.Browser, err = DialCDP(ctx, wsURL); err != nil {
 		c.Close()
