@@ -109,6 +109,7 @@ test-e2e: build
 # ~/.cache/reins/conformance (never globally); companion/mcp/conformance/
 # baseline.yml lists the scenarios that do not apply to Reins, and why.
 conformance: build
+	@command -v npm >/dev/null || { echo "installing npm"; $(SUDO) apt-get update -qq; $(SUDO) apt-get install -y -qq --no-install-recommends npm; }
 	REINS_BIN=$(BIN) bash companion/mcp/conformance/run.sh
 
 bench: build
