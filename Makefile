@@ -19,7 +19,7 @@ CHROMIUM ?= /usr/lib/chromium/chromium
 # display for the end-to-end and UI tests, and a real Secret Service.
 APT_BUILD := gcc pkg-config libgl1-mesa-dev xorg-dev libxkbcommon-dev
 APT_RUN   := dbus dbus-x11 gnome-keyring
-APT_TEST  := chromium xvfb xauth imagemagick x11-utils libsecret-tools
+APT_TEST  := chromium xvfb xauth imagemagick x11-utils libsecret-tools firefox-esr
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -48,6 +48,9 @@ deps-run:
 deps-test: deps-run
 	$(call apt_install,$(APT_TEST))
 	@command -v node >/dev/null || { echo "installing nodejs"; $(SUDO) apt-get install -y -qq nodejs; }
+	@[ "$$(node -p 'require("$(TEST_TMP)/npm/node_modules/web-ext/package.json").version' 2>/dev/null)" = "$(WEB_EXT_VERSION)" ] || \
+		{ echo "installing web-ext $(WEB_EXT_VERSION)"; command -v npm >/dev/null || $(SUDO) apt-get install -y -qq npm; \
+		  npm install --prefix $(TEST_TMP)/npm --no-audit --no-fund --loglevel=error web-ext@$(WEB_EXT_VERSION); }
 
 deps: deps-test
 
@@ -190,6 +193,29 @@ test-dist: deps-dist deps-test
 	$(TEST_ENV) REINS_DIST_DIR=$(TEST_DIST) REINS_SIGN_CA=$(TEST_SIGN)/cert.pem \
 		go test -tags disttest -count=1 -timeout 20m -v ./packaging/disttest/
 	@rm -rf $(TEST_SIGN)
+
+# ---------------------------------------------------------------------------
+# Firefox: build/firefox/ is the loadable extension folder, made by extpack
+# from the one source in extension/ (the manifest variant, plus the tool
+# engine's page helper that the Firefox adapter injects). Load it from
+# about:debugging, or with `web-ext run --source-dir build/firefox`, which is
+# what the end-to-end tests do (web-ext is a test dependency in .test-tmp).
+
+FIREFOX ?= /usr/bin/firefox-esr
+FIREFOX_BUILD := $(CURDIR)/build/firefox
+WEB_EXT_VERSION := 10.7.0
+WEB_EXT := $(TEST_TMP)/npm/node_modules/.bin/web-ext
+
+.PHONY: extension-firefox
+
+extension-firefox:
+	@rm -rf $(FIREFOX_BUILD)
+	go run ./packaging/cmd/extpack firefox-dir -o $(FIREFOX_BUILD) -data-collection none
+
+test-e2e: extension-firefox
+test-e2e: export REINS_FIREFOX := $(FIREFOX)
+test-e2e: export REINS_FIREFOX_EXT := $(FIREFOX_BUILD)
+test-e2e: export REINS_WEB_EXT := $(WEB_EXT)
 
 # ---------------------------------------------------------------------------
 # Firefox: build/firefox/ is the loadable extension folder, made by extpack

@@ -13,6 +13,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	closeBenchStacks()
 	harness.Cleanup()
+	harness.CleanupFirefox()
 	os.Exit(code)
 }
 

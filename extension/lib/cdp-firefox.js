@@ -23,12 +23,15 @@ import { exceptionDetails, helperCallName, argumentValues, explainEvalBlocked, n
 import { captureOptions, dataURLPayload, cropRect, screencastScale, ScreencastPacer } from './firefox-capture.js';
 import { HistoryTracker } from './firefox-history.js';
 import * as net from './firefox-network.js';
-import { mainWorld, consoleHook } from './firefox-main.js';
+import { mainWorld } from './firefox-main.js';
 
 /** The page side of the adapter, injected into the isolated world on first use. */
 export const ISOLATED_FILE = 'lib/firefox-isolated.js';
 /** The tool engine's page helper (companion/tools/page.js), copied in by `make extension-firefox`. */
 export const TOOLS_HELPER_FILE = 'lib/tools-page.js';
+/** The MAIN-world console hook. */
+export const CONSOLE_FILE = 'lib/firefox-console.js';
+const CONSOLE_SCRIPT_IDS = ['reins-console-main', 'reins-console-isolated'];
 
 const STATE_KEY = 'firefoxCdp';
 const NAV_TIMEOUT_MS = 30_000;
@@ -123,8 +126,7 @@ export function createFirefoxCdp(browser, o = {}) {
   const waiters = new Map(); // tabId → Set of navigation listeners
   const redirects = new Map(); // webRequest requestId → redirect details
   const runId = randomId().slice(0, 8);
-  // A random event name and store key per run: pages cannot guess them.
-  const secret = 'reins-console-' + randomId();
+  // A random store key per run: pages cannot guess it.
   const storeKey = '__reinsObjects_' + randomId().replace(/-/g, '');
   let nextContext = 1;
   let nextLoader = 1;
@@ -137,7 +139,7 @@ export function createFirefoxCdp(browser, o = {}) {
   function nav(tabId) {
     let n = navs.get(tabId);
     if (!n) {
-      n = { pending: null, loader: null, documentId: null, history: new HistoryTracker() };
+      n = { pending: null, loader: null, url: null, documentId: null, history: new HistoryTracker() };
       navs.set(tabId, n);
     }
     return n;
@@ -268,9 +270,60 @@ export function createFirefoxCdp(browser, o = {}) {
   }
 
   async function installConsole(tabId, opts = {}) {
-    await isolated(tabId, 'installRelay', [secret], opts);
-    const r = await inject(tabId, { world: 'MAIN', func: consoleHook, args: [secret], ...opts });
+    // The relay first, so the hook's records have somewhere to go.
+    await isolated(tabId, 'installRelay', [], opts);
+    const r = await inject(tabId, { world: 'MAIN', files: [CONSOLE_FILE], ...opts });
     if (r.error) log.warn('reins: console hook failed', r.error);
+  }
+
+  /** The match pattern of a page's origin (any port), for http(s) pages only. */
+  function originPattern(url) {
+    try {
+      const u = new URL(url);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+      return `${u.protocol}//${u.hostname}/*`;
+    } catch {
+      return null;
+    }
+  }
+
+  let consolePatterns = null;
+  let consoleSync = Promise.resolve();
+
+  /**
+   * Registers the console hook to run at document_start on the origins of
+   * the tabs whose console is captured, so a page's first messages are not
+   * lost to the time an injection takes; every other site is left alone.
+   */
+  function syncConsoleScripts() {
+    consoleSync = consoleSync.then(async () => {
+      const sc = browser.scripting;
+      if (!sc || typeof sc.registerContentScripts !== 'function') return;
+      const want = new Set();
+      for (const [tabId, st] of tabs) {
+        if (!st.domains.has('Runtime') && !st.domains.has('Log')) continue;
+        const p = originPattern(navs.get(tabId)?.url);
+        if (p) want.add(p);
+      }
+      const matches = [...want].sort();
+      const key = matches.join(' ');
+      if (key === consolePatterns) return;
+      try {
+        const existing = (await sc.getRegisteredContentScripts({ ids: CONSOLE_SCRIPT_IDS })).map((x) => x.id);
+        if (existing.length > 0) await sc.unregisterContentScripts({ ids: existing });
+        if (matches.length > 0) {
+          await sc.registerContentScripts([
+            { id: CONSOLE_SCRIPT_IDS[0], matches, js: [CONSOLE_FILE], runAt: 'document_start', world: 'MAIN', allFrames: false, persistAcrossSessions: false },
+            { id: CONSOLE_SCRIPT_IDS[1], matches, js: [ISOLATED_FILE], runAt: 'document_start', allFrames: false, persistAcrossSessions: false },
+          ]);
+        }
+        consolePatterns = key;
+      } catch (err) {
+        consolePatterns = null;
+        log.warn('reins: cannot register console capture', err?.message ?? err);
+      }
+    });
+    return consoleSync;
   }
 
   // ---- navigation waits
@@ -407,10 +460,15 @@ export function createFirefoxCdp(browser, o = {}) {
     if (on) st.domains.add(domain);
     else st.domains.delete(domain);
     persist();
-    if (on && (domain === 'Runtime' || domain === 'Log')) {
-      // Console capture starts now; pages that cannot be scripted just
-      // have none.
-      await installConsole(tabId).catch((err) => log.warn('reins: console capture unavailable', tabId, err?.message ?? err));
+    if (domain === 'Runtime' || domain === 'Log') {
+      if (on) {
+        const n = nav(tabId);
+        if (!n.url) n.url = (await browser.tabs.get(tabId)).url ?? null;
+        // Console capture starts now; pages that cannot be scripted just
+        // have none.
+        await installConsole(tabId).catch((err) => log.warn('reins: console capture unavailable', tabId, err?.message ?? err));
+      }
+      await syncConsoleScripts();
     }
     return {};
   };
@@ -712,6 +770,8 @@ export function createFirefoxCdp(browser, o = {}) {
       if (d.frameId !== 0) return;
       const n = nav(d.tabId);
       if (!n.pending) n.pending = mint();
+      n.url = d.url;
+      if (tabs.has(d.tabId)) syncConsoleScripts();
       emitIf(d.tabId, 'Page', 'Page.frameStartedLoading', { frameId: frameIdOf(d.tabId) });
     });
     wn.onCommitted.addListener((d) => {
@@ -720,6 +780,7 @@ export function createFirefoxCdp(browser, o = {}) {
       const loaderId = n.pending ?? mint();
       n.pending = null;
       n.loader = loaderId;
+      n.url = d.url;
       n.documentId = d.documentId ?? null;
       n.history.committed(d.url, d);
       for (const [id, ctx] of contexts) if (ctx.tabId === d.tabId) contexts.delete(id);
@@ -808,7 +869,10 @@ export function createFirefoxCdp(browser, o = {}) {
     notify(tabId, { kind: 'closed' });
     navs.delete(tabId);
     for (const [id, ctx] of contexts) if (ctx.tabId === tabId) contexts.delete(id);
-    if (tabs.delete(tabId)) persist();
+    if (tabs.delete(tabId)) {
+      persist();
+      syncConsoleScripts();
+    }
   });
 
   // Console records from the isolated-world relay. The message has no
@@ -869,6 +933,7 @@ export function createFirefoxCdp(browser, o = {}) {
       tabs.delete(tabId);
       for (const [id, ctx] of contexts) if (ctx.tabId === tabId) contexts.delete(id);
       persist();
+      syncConsoleScripts();
     },
     onEvent(cb) {
       eventCbs.push(cb);

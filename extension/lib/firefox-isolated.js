@@ -3,7 +3,7 @@
 // needs it. It dispatches the synthesized input firefox-input.js plans, applies
 // the default actions a browser would (focus, caret, typing, form submission,
 // scrolling, Tab navigation), measures the viewport and relays console
-// records from the MAIN-world hook. Page scripts cannot reach this world, so
+// records from the MAIN-world hook (firefox-console.js). Page scripts cannot reach this world, so
 // they cannot tamper with it; they see only the events it dispatches.
 //
 // A classic script: executeScript cannot inject modules. It defines
@@ -597,28 +597,28 @@
     };
   };
 
-  // ---- console relay
+  // ---- console relay: forwards the MAIN-world hook's records (firefox-console.js)
 
-  const relays = new Set();
-  const installRelay = (secret) => {
-    if (relays.has(secret)) return 'present';
-    relays.add(secret);
-    window.addEventListener(secret, (e) => {
-      let rec;
-      try {
-        rec = JSON.parse(e.detail);
-      } catch {
-        return;
-      }
-      if (!rec || typeof rec !== 'object') return;
-      try {
-        browser.runtime.sendMessage({ reinsFirefoxPage: rec }).catch(() => {});
-      } catch {
-        // the extension was reloaded; this copy is orphaned
-      }
-    });
-    return 'installed';
-  };
+  const forwarded = new Map(); // hook id → last seq sent, as the hook replays its buffer
+  window.addEventListener('reins:console', (e) => {
+    let rec;
+    try {
+      rec = JSON.parse(e.detail);
+    } catch {
+      return;
+    }
+    if (!rec || typeof rec !== 'object' || typeof rec.hook !== 'string' || !Number.isInteger(rec.seq)) return;
+    if ((forwarded.get(rec.hook) ?? 0) >= rec.seq) return;
+    forwarded.set(rec.hook, rec.seq);
+    try {
+      browser.runtime.sendMessage({ reinsFirefoxPage: rec }).catch(() => {});
+    } catch {
+      // the extension was reloaded; this copy is orphaned
+    }
+  });
+  // A hook that ran before this relay kept what the page logged meanwhile.
+  window.dispatchEvent(new CustomEvent('reins:console-flush'));
+  const installRelay = () => 'installed';
 
   globalThis.__reinsFx = { mouse, key, insertText, layout, installRelay };
 })();

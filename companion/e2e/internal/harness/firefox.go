@@ -1,0 +1,423 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/inspect"
+	"github.com/reinshq/reins/companion/nativemsg"
+	"github.com/reinshq/reins/companion/wire"
+)
+
+// DefaultFirefox is Debian's firefox-esr.
+const DefaultFirefox = "/usr/bin/firefox-esr"
+
+// FirefoxPath is $REINS_FIREFOX or DefaultFirefox.
+func FirefoxPath() string {
+	if p := os.Getenv("REINS_FIREFOX"); p != "" {
+		return p
+	}
+	return DefaultFirefox
+}
+
+// WebExtPath is $REINS_WEB_EXT, or the web-ext that `make deps-test`
+// installs under the repository's .test-tmp.
+func WebExtPath() (string, error) {
+	p := os.Getenv("REINS_WEB_EXT")
+	if p == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return "", err
+		}
+		p = filepath.Join(root, ".test-tmp", "npm", "node_modules", ".bin", "web-ext")
+	}
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("no web-ext at %s (run make deps-test, or set REINS_WEB_EXT): %v", p, err)
+	}
+	return p, nil
+}
+
+var (
+	ffExtOnce sync.Once
+	ffExtPath string
+	ffExtDir  string
+	ffExtErr  error
+)
+
+// FirefoxExtension is the loadable Firefox folder: $REINS_FIREFOX_EXT
+// (`make extension-firefox` builds build/firefox), else one built from this
+// checkout by extpack, once per test process.
+func FirefoxExtension() (string, error) {
+	if p := os.Getenv("REINS_FIREFOX_EXT"); p != "" {
+		if _, err := os.Stat(filepath.Join(p, "manifest.json")); err != nil {
+			return "", fmt.Errorf("REINS_FIREFOX_EXT: %w", err)
+		}
+		return p, nil
+	}
+	ffExtOnce.Do(func() {
+		root, err := RepoRoot()
+		if err != nil {
+			ffExtErr = err
+			return
+		}
+		if ffExtDir, err = os.MkdirTemp("", "reins-e2e-ffext-"); err != nil {
+			ffExtErr = err
+			return
+		}
+		ffExtPath = filepath.Join(ffExtDir, "firefox")
+		cmd := exec.Command("go", "run", "./packaging/cmd/extpack", "firefox-dir", "-o", ffExtPath, "-data-collection", "none")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			ffExtErr = fmt.Errorf("building the Firefox extension: %v\n%s", err, out)
+		}
+	})
+	return ffExtPath, ffExtErr
+}
+
+// firefoxPrefs keep a test Firefox quiet: no updates, telemetry, captive
+// portal or safe-browsing lookups, no remote settings, and every HTTP(S)
+// connection except to loopback sent to a proxy that does not exist, so
+// nothing leaves 127.0.0.1 even by mistake. The idle timeout keeps the
+// background script alive for the whole test, as in the brief.
+var firefoxPrefs = []string{
+	"extensions.background.idle.timeout=300000",
+	"app.update.enabled=false",
+	"app.update.auto=false",
+	"browser.shell.checkDefaultBrowser=false",
+	"browser.startup.page=0",
+	"browser.startup.homepage=about:blank",
+	"browser.newtabpage.enabled=false",
+	"browser.aboutwelcome.enabled=false",
+	"datareporting.policy.dataSubmissionEnabled=false",
+	"datareporting.healthreport.uploadEnabled=false",
+	"toolkit.telemetry.enabled=false",
+	"toolkit.telemetry.unified=false",
+	"toolkit.telemetry.archive.enabled=false",
+	"toolkit.telemetry.server=",
+	"network.captive-portal-service.enabled=false",
+	"network.connectivity-service.enabled=false",
+	"network.dns.disablePrefetch=true",
+	"network.prefetch-next=false",
+	"network.http.speculative-parallel-limit=0",
+	"network.trr.mode=5",
+	"browser.safebrowsing.malware.enabled=false",
+	"browser.safebrowsing.phishing.enabled=false",
+	"browser.safebrowsing.downloads.enabled=false",
+	"browser.safebrowsing.downloads.remote.enabled=false",
+	"browser.safebrowsing.blockedURIs.enabled=false",
+	"browser.safebrowsing.update.enabled=false",
+	"extensions.update.enabled=false",
+	"extensions.getAddons.cache.enabled=false",
+	"extensions.systemAddon.update.enabled=false",
+	"extensions.blocklist.enabled=false",
+	"services.settings.server=data:,#remote-settings-dummy/v1",
+	"browser.region.network.url=",
+	"browser.search.update=false",
+	"geo.provider.network.url=",
+	"media.gmp-manager.updateEnabled=false",
+	"dom.push.connection.enabled=false",
+	"browser.topsites.contile.enabled=false",
+	"network.proxy.type=1",
+	"network.proxy.http=127.0.0.1",
+	"network.proxy.http_port=9",
+	"network.proxy.ssl=127.0.0.1",
+	"network.proxy.ssl_port=9",
+	"network.proxy.share_proxy_settings=true",
+	"network.proxy.no_proxies_on=127.0.0.1,localhost",
+	// Console output in the log helps a failed test.
+	"devtools.console.stdout.chrome=true",
+}
+
+// Firefox is a running headless Firefox ESR with the Reins extension
+// installed as a temporary add-on by web-ext.
+type Firefox struct {
+	Dir     string // HOME, profile and temp files, removed by Close
+	Profile string
+
+	cmd     *exec.Cmd
+	out     *syncBuffer
+	exited  chan struct{}
+	waitErr error
+	once    sync.Once
+}
+
+// StartFirefox launches Firefox through `web-ext run` with a fresh profile,
+// pointed at the companion on port. A missing Firefox or web-ext is an
+// error, never a reason to skip.
+//
+// The port reaches the extension the way a real install finds it: through
+// the native messaging host. Firefox reads host manifests from
+// $HOME/.mozilla/native-messaging-hosts, so with HOME in a temp dir the
+// test registers `reins native-host` with a data dir whose port file names
+// this companion; the extension asks it before falling back to the
+// default port 47100, which other tests may hold.
+func StartFirefox(ctx context.Context, port int) (*Firefox, error) {
+	bin := FirefoxPath()
+	if st, err := os.Stat(bin); err != nil || st.IsDir() {
+		return nil, fmt.Errorf("no Firefox at %s (set REINS_FIREFOX, or install the firefox-esr package): %v", bin, err)
+	}
+	webExt, err := WebExtPath()
+	if err != nil {
+		return nil, err
+	}
+	ext, err := FirefoxExtension()
+	if err != nil {
+		return nil, err
+	}
+	reins, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "reins-firefox-")
+	if err != nil {
+		return nil, err
+	}
+	f := &Firefox{Dir: dir, Profile: filepath.Join(dir, "profile"), out: &syncBuffer{}, exited: make(chan struct{})}
+	for _, d := range []string{"profile", "home", "cache", "config", "tmp", "host"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	if err := writeNativeHost(dir, reins, port); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	args := []string{"run",
+		"--source-dir", ext,
+		"--target", "firefox-desktop",
+		"--firefox", bin,
+		"--arg=-headless",
+		"--no-input",
+		"--no-reload",
+		"--no-config-discovery",
+		// In place: web-ext otherwise copies the profile to a temp dir it
+		// only removes on a clean exit.
+		"--firefox-profile", f.Profile,
+		"--keep-profile-changes",
+	}
+	for _, p := range firefoxPrefs {
+		args = append(args, "--pref", p)
+	}
+	f.cmd = exec.Command(webExt, args...)
+	f.cmd.Env = append(os.Environ(),
+		"HOME="+filepath.Join(dir, "home"),
+		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
+		"TMPDIR="+filepath.Join(dir, "tmp"),
+		"MOZ_CRASHREPORTER_DISABLE=1",
+		"MOZ_HEADLESS=1",
+		"NO_UPDATE_NOTIFIER=1",
+	)
+	// Its own process group, so Close reaches Firefox and its content
+	// processes, which web-ext starts as children.
+	f.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	f.cmd.Stdout = f.out
+	f.cmd.Stderr = f.out
+	if err := f.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("starting web-ext: %w", err)
+	}
+	go func() {
+		f.waitErr = f.cmd.Wait()
+		close(f.exited)
+	}()
+	return f, nil
+}
+
+// writeNativeHost registers `reins native-host` for Firefox under dir/home,
+// answering with port.
+func writeNativeHost(dir, reins string, port int) error {
+	data := filepath.Join(dir, "host", "data")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return err
+	}
+	if err := nativemsg.WritePort(data, port); err != nil {
+		return err
+	}
+	// A manifest names a program, not arguments; the script adds them.
+	script := filepath.Join(dir, "host", "reins-native-host")
+	body := fmt.Sprintf("#!/bin/sh\nexec %s native-host --data-dir %s \"$@\"\n", shellQuote(reins), shellQuote(data))
+	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
+		return err
+	}
+	m, err := json.Marshal(nativemsg.FirefoxManifest{
+		Name:              nativemsg.HostName,
+		Description:       "Reins end-to-end test host",
+		Path:              script,
+		Type:              "stdio",
+		AllowedExtensions: []string{nativemsg.FirefoxExtensionID},
+	})
+	if err != nil {
+		return err
+	}
+	hosts := filepath.Join(dir, "home", ".mozilla", "native-messaging-hosts")
+	if err := os.MkdirAll(hosts, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(hosts, nativemsg.HostName+".json"), m, 0o600)
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// Output is what web-ext and Firefox printed.
+func (f *Firefox) Output() string { return f.out.String() }
+
+// Exited is closed when web-ext has exited.
+func (f *Firefox) Exited() <-chan struct{} { return f.exited }
+
+// Close kills web-ext, Firefox and its content processes, waits for them
+// and removes the profile and temp files.
+func (f *Firefox) Close() {
+	f.once.Do(func() {
+		syscall.Kill(-f.cmd.Process.Pid, syscall.SIGKILL)
+		<-f.exited
+		// A content process that left the group would keep files busy.
+		killMatching(f.Dir)
+		os.RemoveAll(f.Dir)
+	})
+}
+
+// WaitBrowser waits on the change stream for a connected browser of the
+// given engine that is not one of skip (ids), and returns it.
+func WaitBrowser(ctx context.Context, w *inspect.Watch, engine wire.Engine, exited <-chan struct{}, skip ...string) (hub.BrowserInfo, error) {
+	var found hub.BrowserInfo
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-exited:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	_, err := w.Until(ctx, func(snap inspect.Snapshot) bool {
+		for _, b := range snap.Browsers {
+			if b.Engine == engine && !contains(skip, b.ID) {
+				found = b
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		select {
+		case <-exited:
+			return hub.BrowserInfo{}, errors.New("the browser exited before its extension said hello")
+		default:
+		}
+		return hub.BrowserInfo{}, err
+	}
+	return found, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// FirefoxStack is reins headless, the test pages and one Firefox whose
+// extension is connected to that reins.
+type FirefoxStack struct {
+	Pages   *Pages
+	Reins   *Reins
+	Firefox *Firefox
+	Watch   *inspect.Watch
+	// Browser is the Firefox extension as it first connected.
+	Browser hub.BrowserInfo
+}
+
+// FirefoxHelloTimeout bounds Firefox's start and the extension's hello; a
+// first start on a busy 2-core machine takes several seconds.
+const FirefoxHelloTimeout = 90 * time.Second
+
+// StartFirefoxStack starts everything and returns once the extension's
+// hello has reached the companion. On error, whatever started is closed.
+func StartFirefoxStack(ctx context.Context) (s *FirefoxStack, err error) {
+	s = &FirefoxStack{Pages: StartPages()}
+	defer func() {
+		if err != nil {
+			s.Close()
+			s = nil
+		}
+	}()
+	if s.Reins, err = StartReins(ctx); err != nil {
+		return s, err
+	}
+	if s.Watch, err = s.Reins.Client.Watch(context.WithoutCancel(ctx)); err != nil {
+		return s, err
+	}
+	if s.Firefox, err = StartFirefox(ctx, s.Reins.Port); err != nil {
+		return s, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, FirefoxHelloTimeout)
+	defer cancel()
+	if s.Browser, err = WaitBrowser(wctx, s.Watch, wire.EngineFirefox, s.Firefox.Exited()); err != nil {
+		return s, fmt.Errorf("the Firefox extension never said hello to reins: %w\n%s", err, Tail(s.Firefox.Output(), 40))
+	}
+	return s, nil
+}
+
+// Close stops Firefox (killed), then reins with SIGTERM; it returns an error
+// when reins did not exit cleanly.
+func (s *FirefoxStack) Close() error {
+	if s.Watch != nil {
+		s.Watch.Close()
+	}
+	if s.Firefox != nil {
+		s.Firefox.Close()
+	}
+	var err error
+	if s.Reins != nil {
+		err = s.Reins.Stop(15 * time.Second)
+		s.Reins.Close()
+	}
+	s.Pages.Close()
+	return err
+}
+
+// Diagnostics is the tail of each process's output, for a failed test.
+func (s *FirefoxStack) Diagnostics() string {
+	var out string
+	if s.Reins != nil {
+		out += "--- reins output (tail):\n" + Tail(s.Reins.Output(), 60) + "\n"
+	}
+	if s.Firefox != nil {
+		out += "--- web-ext/firefox output (tail):\n" + Tail(s.Firefox.Output(), 40) + "\n"
+	}
+	return out
+}
+
+// OpenShared opens a test page through the companion (tabs.create, which
+// the extension shares) and returns the tab once the page has loaded.
+func (s *FirefoxStack) OpenShared(ctx context.Context, id string, active bool) (hub.Tab, error) {
+	tab, err := s.Reins.Client.CreateTab(ctx, s.Browser.ID, s.Pages.URL(id), active)
+	if err != nil {
+		return hub.Tab{}, fmt.Errorf("tabs.create: %w", err)
+	}
+	if _, err := s.Pages.Wait(ctx, id, "load"); err != nil {
+		return hub.Tab{}, err
+	}
+	return tab, nil
+}
+
+// CleanupFirefox removes what FirefoxExtension built for the test process.
+func CleanupFirefox() {
+	if ffExtDir != "" {
+		os.RemoveAll(ffExtDir)
+	}
+}
