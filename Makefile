@@ -216,26 +216,3 @@ test-e2e: extension-firefox
 test-e2e: export REINS_FIREFOX := $(FIREFOX)
 test-e2e: export REINS_FIREFOX_EXT := $(FIREFOX_BUILD)
 test-e2e: export REINS_WEB_EXT := $(WEB_EXT)
-
-# ---------------------------------------------------------------------------
-# Firefox: build/firefox/ is the loadable extension folder, made by extpack
-# from the one source in extension/ (the manifest variant, plus the tool
-# engine's page helper that the Firefox adapter injects). Load it from
-# about:debugging, or with `web-ext run --source-dir build/firefox`, which is
-# what the end-to-end tests do (web-ext is a test dependency in .test-tmp).
-
-FIREFOX ?= /usr/bin/firefox-esr
-FIREFOX_BUILD := $(CURDIR)/build/firefox
-WEB_EXT_VERSION := 10.7.0
-WEB_EXT := $(TEST_TMP)/npm/node_modules/.bin/web-ext
-
-.PHONY: extension-firefox
-
-extension-firefox:
-	@rm -rf $(FIREFOX_BUILD)
-	go run ./packaging/cmd/extpack firefox-dir -o $(FIREFOX_BUILD) -data-collection none
-
-test-e2e: extension-firefox
-test-e2e: export REINS_FIREFOX := $(FIREFOX)
-test-e2e: export REINS_FIREFOX_EXT := $(FIREFOX_BUILD)
-test-e2e: export REINS_WEB_EXT := $(WEB_EXT)
