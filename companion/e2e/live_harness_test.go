@@ -104,6 +104,32 @@ const liveAnimHTML = `<!doctype html>
   requestAnimationFrame(tick);
 </script></body></html>`
 
+// Noise: every animation frame repaints a canvas with random pixels, so
+// each JPEG is large (hundreds of KiB) and a viewer that stops reading fills
+// its socket within a few frames.
+const liveNoiseHTML = `<!doctype html>
+<html><head><meta charset="utf-8"><title>%s</title>
+<style>html, body { margin: 0; height: 100%%; overflow: hidden; } canvas { display: block; }</style></head>
+<body><canvas id="c"></canvas>
+<script>` + liveReportJS + `
+  const c = document.getElementById('c');
+  c.width = innerWidth; c.height = innerHeight;
+  const g = c.getContext('2d');
+  let img = g.createImageData(c.width, c.height);
+  function tick() {
+    if (img.width !== innerWidth || img.height !== innerHeight) {
+      c.width = innerWidth; c.height = innerHeight;
+      img = g.createImageData(c.width, c.height);
+    }
+    const words = new Uint32Array(img.data.buffer);
+    for (let i = 0; i < words.length; i += 16384) crypto.getRandomValues(words.subarray(i, i + 16384));
+    for (let i = 0; i < words.length; i++) words[i] |= 0xff000000;
+    g.putImageData(img, 0, 0);
+    requestAnimationFrame(tick);
+  }
+  requestAnimationFrame(tick);
+</script></body></html>`
+
 // The latency probe: still until pressed; every mousedown flips the whole
 // page between black and white.
 const liveFlipHTML = `<!doctype html>
@@ -121,7 +147,7 @@ const liveFlipHTML = `<!doctype html>
 func startLivePages() *livePages {
 	p := &livePages{changed: make(chan struct{})}
 	mux := http.NewServeMux()
-	for path, tmpl := range map[string]string{"/target": liveTargetHTML, "/anim": liveAnimHTML, "/flip": liveFlipHTML} {
+	for path, tmpl := range map[string]string{"/target": liveTargetHTML, "/anim": liveAnimHTML, "/noise": liveNoiseHTML, "/flip": liveFlipHTML} {
 		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
 			id := r.URL.Query().Get("id")
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")

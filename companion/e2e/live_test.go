@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/reinshq/reins/companion/e2e/internal/harness"
 )
 
 // liveStep bounds one step of a Live view test on a busy 2-core machine.
@@ -315,8 +317,13 @@ func TestLiveViewFanOut(t *testing.T) {
 	s := newStack(t)
 	pages := startLivePages()
 	t.Cleanup(pages.Close)
-	ctx := within(t, 4*liveStep)
-	tab, err := openLiveTab(ctx, s, pages, "anim", "anim")
+	ctx := within(t, 5*liveStep)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log("live view log:\n" + liveLog(s))
+		}
+	})
+	tab, err := openLiveTab(ctx, s, pages, "noise", "noise")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +358,7 @@ func TestLiveViewFanOut(t *testing.T) {
 		}
 		return float64(n) / time.Since(start).Seconds()
 	}
-	alone := frames(first, 10)
+	alone := frames(first, 8)
 
 	second := open()
 	if _, err := second.until(ctx, "st.drawn > 3"); err != nil {
@@ -375,15 +382,26 @@ func TestLiveViewFanOut(t *testing.T) {
 	}
 	defer stalled.CloseNow()
 
-	withStalled := frames(first, 20)
+	withStalled := frames(first, 12)
 	// Keep going, a few frames at a time, until the companion has seen the
 	// stalled viewer stall: only then has the test shown anything.
 	for !strings.Contains(s.Reins.Output(), "live viewer is not reading") {
 		frames(first, 5)
 	}
-	afterStall := frames(first, 10)
+	afterStall := frames(first, 8)
 	if _, err := second.until(ctx, "st.drawn > 20"); err != nil {
 		t.Fatalf("the second viewer stopped getting frames: %v", err)
 	}
 	t.Logf("first viewer: %.1f fps alone, %.1f fps beside a second viewer and a stalled one, %.1f fps once it stalled", alone, withStalled, afterStall)
+}
+
+// liveLog is the companion's Live view log lines, for a failure report.
+func liveLog(s *harness.Stack) string {
+	var out []string
+	for _, l := range strings.Split(s.Reins.Output(), "\n") {
+		if strings.Contains(l, "component=live") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

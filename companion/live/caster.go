@@ -16,9 +16,9 @@ import (
 // every viewer of that tab.
 //
 // Frames arrive on the hub's reader goroutine for the owning browser, which
-// must never wait. The hub callback therefore only queues the frame's ack
-// for the acker goroutine and drops the frame into a one-slot mailbox that
-// keeps the newest; the caster's own goroutine encodes it once and offers it
+// must never wait. The hub callback therefore only starts the frame's ack on
+// its own goroutine and drops the frame into a one-slot mailbox that keeps
+// the newest; the caster's own goroutine encodes it once and offers it
 // to every viewer's one-frame queue. Nothing on that path waits for a viewer.
 type caster struct {
 	s    *Server
@@ -27,12 +27,11 @@ type caster struct {
 	prev *caster // an earlier caster of this tab that must finish stopping first
 
 	mailbox chan rawFrame // newest frame wins
-	acks    chan int      // screencast frame ids waiting for Page.screencastFrameAck
 	kick    chan struct{} // tab events are waiting in pending
 	quit    chan struct{} // closed when the caster must stop
 	done    chan struct{} // closed once the screencast is stopped and cleaned up
 	unsub   func()
-	extra   sync.WaitGroup // the acker and overflow acks
+	acking  sync.WaitGroup // acks in flight
 
 	mu       sync.Mutex
 	viewers  map[*viewer]struct{}
@@ -77,7 +76,6 @@ func newCaster(s *Server, tab int, prev *caster) *caster {
 		log:     s.log.With("tab", tab),
 		prev:    prev,
 		mailbox: make(chan rawFrame, 1),
-		acks:    make(chan int, 16),
 		kick:    make(chan struct{}, 1),
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),
@@ -86,8 +84,6 @@ func newCaster(s *Server, tab int, prev *caster) *caster {
 	}
 	// Subscribe before the screencast starts so its first frame is seen.
 	c.unsub = s.opts.Hub.SubscribeTab(tab, c.onEvent)
-	c.extra.Add(1)
-	go c.acker()
 	go c.run()
 	return c
 }
@@ -102,24 +98,21 @@ func (c *caster) onEvent(ev hub.TabEvent) {
 		}
 		// Chromium keeps at most a couple of frames unacknowledged and then
 		// stops sending, so every frame is acked, including the ones the
-		// mailbox is about to drop.
-		select {
-		case c.acks <- f.SessionID:
-		default:
-			// More frames in flight than the acker keeps up with: ack this
-			// one on the side. The lock orders Add before stop's Wait.
-			c.mu.Lock()
-			if c.ending {
-				c.mu.Unlock()
-				return
-			}
-			c.extra.Add(1)
+		// mailbox is about to drop, and at once: each ack is its own round
+		// trip through the extension, and acking one after the other would
+		// cap the frame rate at one frame per round trip. The lock orders
+		// Add before stop's Wait.
+		c.mu.Lock()
+		if c.ending {
 			c.mu.Unlock()
-			go func() {
-				defer c.extra.Done()
-				c.ack(f.SessionID)
-			}()
+			return
 		}
+		c.acking.Add(1)
+		c.mu.Unlock()
+		go func() {
+			defer c.acking.Done()
+			c.ack(f.SessionID)
+		}()
 		select {
 		case c.mailbox <- f:
 		default:
@@ -140,18 +133,6 @@ func (c *caster) onEvent(ev hub.TabEvent) {
 	select {
 	case c.kick <- struct{}{}:
 	default:
-	}
-}
-
-func (c *caster) acker() {
-	defer c.extra.Done()
-	for {
-		select {
-		case id := <-c.acks:
-			c.ack(id)
-		case <-c.quit:
-			return
-		}
 	}
 }
 
@@ -315,7 +296,7 @@ func (c *caster) stop() {
 		}
 		cancel()
 	}
-	c.extra.Wait()
+	c.acking.Wait()
 	c.s.casterStopped(c)
 }
 

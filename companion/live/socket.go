@@ -38,6 +38,8 @@ type viewer struct {
 	final  []byte
 	closed bool
 	signal chan struct{}
+	// stallLogged keeps a stalled viewer to one log line per stall.
+	stallLogged bool
 
 	offered, dropped atomic.Int64
 	// writeStart is when the write in progress began (unix ns), 0 when idle.
@@ -64,7 +66,14 @@ func (v *viewer) offerFrame(msg []byte) {
 		v.dropped.Add(1)
 	}
 	v.frame = msg
+	stalled := !v.stallLogged && v.stalled()
+	if stalled {
+		v.stallLogged = true
+	}
 	v.mu.Unlock()
+	if stalled {
+		v.log.Info("live viewer is not reading; newer frames replace the ones it has not taken")
+	}
 	v.wake()
 }
 
@@ -155,6 +164,9 @@ func (v *viewer) writer(done chan<- struct{}) {
 		err := v.conn.Write(ctx, websocket.MessageText, msg)
 		v.writeStart.Store(0)
 		cancel()
+		v.mu.Lock()
+		v.stallLogged = false
+		v.mu.Unlock()
 		if err != nil {
 			// A viewer that cannot take a frame within the write timeout
 			// is closed rather than waited on.
