@@ -251,12 +251,46 @@ func measure(b *testing.B, op func(ctx context.Context) error) {
 	b.ReportMetric(ms(95), "p95-ms")
 }
 
+// inWorker runs b.N timed operations inside the extension's service worker,
+// in batches, and reports the percentiles of the times the worker measured
+// (performance.now, which may be coarsened to 0.1 ms there).
+func inWorker(b *testing.B, r *realStack, batch func(ctx context.Context, sid string, n int) ([]float64, error)) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var lat []float64
+	err := r.s.Chrome.InWorker(ctx, func(sid string) error {
+		if _, err := batch(ctx, sid, 50); err != nil { // warm up
+			return err
+		}
+		b.ResetTimer()
+		for left := b.N; left > 0; {
+			n := min(left, 500)
+			ms, err := batch(ctx, sid, n)
+			if err != nil {
+				return err
+			}
+			lat = append(lat, ms...)
+			left -= n
+		}
+		b.StopTimer()
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	slices.Sort(lat)
+	b.ReportMetric(lat[(len(lat)-1)*50/100], "p50-ms")
+	b.ReportMetric(lat[(len(lat)-1)*95/100], "p95-ms")
+}
+
 // BenchmarkRoundTrip compares Runtime.evaluate "1+1" on one page:
 //   - direct-cdp: the page's own DevTools WebSocket, the floor;
 //   - companion-extension: inspection socket → reins → extension →
 //     chrome.debugger and back, the path agents' commands take;
 //   - companion-fake-extension: the same through the real binary, but to a
 //     Go fake extension that answers at once: the companion's own share;
+//   - worker-chrome.debugger, worker-chrome.tabs.get: the two browser calls
+//     the extension makes per cdp request, timed inside its worker;
 //   - inspect-socket: GET /browsers on the inspection socket, the cost of
 //     the measuring hop itself.
 func BenchmarkRoundTrip(b *testing.B) {
@@ -279,6 +313,41 @@ func BenchmarkRoundTrip(b *testing.B) {
 		measure(b, func(ctx context.Context) error {
 			_, err := f.reins.Client.CDP(ctx, f.tab, "Runtime.evaluate", evalParams)
 			return err
+		})
+	})
+	b.Run("worker-chrome.debugger", func(b *testing.B) {
+		// The extension's own floor: chrome.debugger.sendCommand timed
+		// inside its service worker, without the socket or any checks.
+		r := realBenchStack(b)
+		inWorker(b, r, func(ctx context.Context, sid string, n int) ([]float64, error) {
+			var ms []float64
+			err := r.s.Chrome.Evaluate(ctx, sid, fmt.Sprintf(`(async (tabId, n) => {
+				const out = [];
+				for (let i = 0; i < n; i++) {
+					const t0 = performance.now();
+					await chrome.debugger.sendCommand({tabId}, 'Runtime.evaluate', {expression: '1+1'});
+					out.push(performance.now() - t0);
+				}
+				return out;
+			})(%d, %d)`, r.tab.Native, n), &ms)
+			return ms, err
+		})
+	})
+	b.Run("worker-chrome.tabs.get", func(b *testing.B) {
+		// The sharing check the extension makes on every cdp request.
+		r := realBenchStack(b)
+		inWorker(b, r, func(ctx context.Context, sid string, n int) ([]float64, error) {
+			var ms []float64
+			err := r.s.Chrome.Evaluate(ctx, sid, fmt.Sprintf(`(async (tabId, n) => {
+				const out = [];
+				for (let i = 0; i < n; i++) {
+					const t0 = performance.now();
+					await chrome.tabs.get(tabId);
+					out.push(performance.now() - t0);
+				}
+				return out;
+			})(%d, %d)`, r.tab.Native, n), &ms)
+			return ms, err
 		})
 	})
 	b.Run("inspect-socket", func(b *testing.B) {
