@@ -1,13 +1,23 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/jpeg"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
 	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/inspect"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -69,4 +79,197 @@ func TestFirefoxExtension(t *testing.T) {
 			}
 		}
 	})
+	t.Run("restricted Mozilla pages are refused before navigating", func(t *testing.T) {
+		firefoxRestricted(t, s)
+	})
+
+	t.Run("exceptions map to exceptionDetails", func(t *testing.T) {
+		ctx := within(t, 30*time.Second)
+		tab, err := s.OpenShared(ctx, "throw", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := s.Reins.Client.CDP(ctx, tab.ID, "Runtime.evaluate", map[string]any{"expression": "(function f() { throw new RangeError('too far'); })()", "returnByValue": true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			ExceptionDetails *struct {
+				Text      string `json:"text"`
+				Exception struct {
+					ClassName   string `json:"className"`
+					Description string `json:"description"`
+				} `json:"exception"`
+			} `json:"exceptionDetails"`
+		}
+		if err := json.Unmarshal(raw, &res); err != nil || res.ExceptionDetails == nil {
+			t.Fatalf("no exceptionDetails in %s (%v)", raw, err)
+		}
+		d := res.ExceptionDetails
+		if d.Text != "Uncaught" || d.Exception.ClassName != "RangeError" || !strings.HasPrefix(d.Exception.Description, "RangeError: too far\n    at f (") {
+			t.Fatalf("exceptionDetails %+v", d)
+		}
+		raw, err = s.Reins.Client.CDP(ctx, tab.ID, "Runtime.evaluate", map[string]any{"expression": "Promise.reject(new Error('later'))", "awaitPromise": true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(raw), "Error: later") {
+			t.Fatalf("awaited rejection: %s", raw)
+		}
+	})
+
+	t.Run("input, screenshot and metrics through raw cdp", func(t *testing.T) {
+		ctx := within(t, 30*time.Second)
+		tab, err := s.OpenShared(ctx, "fxclick", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, typ := range []string{"mouseMoved", "mousePressed", "mouseReleased"} {
+			p := map[string]any{"type": typ, "x": 140, "y": 100}
+			if typ != "mouseMoved" {
+				p["button"], p["clickCount"] = "left", 1
+			}
+			if _, err := s.Reins.Client.CDP(ctx, tab.ID, "Input.dispatchMouseEvent", p); err != nil {
+				t.Fatalf("%s: %v", typ, err)
+			}
+		}
+		if ev, err := s.Pages.Wait(ctx, "fxclick", "click"); err != nil || ev.Count != 1 {
+			t.Fatalf("click: %+v, %v", ev, err)
+		}
+		raw, err := s.Reins.Client.CDP(ctx, tab.ID, "Page.captureScreenshot", map[string]any{"format": "png", "clip": map[string]any{"x": 40, "y": 60, "width": 200, "height": 80, "scale": 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var shot struct {
+			Data string `json:"data"`
+		}
+		if err := json.Unmarshal(raw, &shot); err != nil {
+			t.Fatal(err)
+		}
+		png, err := base64.StdEncoding.DecodeString(shot.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, format, err := image.Decode(bytes.NewReader(png))
+		if err != nil || format != "png" {
+			t.Fatalf("clip screenshot: %s %v", format, err)
+		}
+		if b := img.Bounds(); b.Dx() != 400 || b.Dy() != 160 {
+			t.Fatalf("a 200×80 clip at scale 2 is %v", b)
+		}
+		raw, err = s.Reins.Client.CDP(ctx, tab.ID, "Page.getLayoutMetrics", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			CSSVisual struct {
+				ClientWidth  float64 `json:"clientWidth"`
+				ClientHeight float64 `json:"clientHeight"`
+			} `json:"cssVisualViewport"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil || m.CSSVisual.ClientWidth < 300 || m.CSSVisual.ClientHeight < 200 {
+			t.Fatalf("layout metrics %s (%v)", raw, err)
+		}
+	})
+
+	t.Run("unsupported methods name themselves", func(t *testing.T) {
+		ctx := within(t, 30*time.Second)
+		tab, err := s.OpenShared(ctx, "unknown", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Reins.Client.CDP(ctx, tab.ID, "DOM.getDocument", nil)
+		if !errors.Is(err, wire.ErrUnknownMethod) || !strings.Contains(err.Error(), "Firefox adapter does not support DOM.getDocument") {
+			t.Fatalf("DOM.getDocument: %v", err)
+		}
+	})
+
+	t.Run("screencast", func(t *testing.T) {
+		fps := firefoxScreencastFPS(t, s)
+		t.Logf("Firefox screencast: %.1f frames per second on an animated page", fps)
+		if fps < 2 {
+			t.Fatalf("screencast ran at %.1f fps", fps)
+		}
+	})
+}
+
+// animatedPage changes every animation frame, so every capture differs.
+const animatedPage = `<!doctype html><title>Animated</title>
+<body style="margin:0"><div id="n" style="font:bold 120px sans-serif">0</div>
+<script>let i = 0; const n = document.getElementById('n');
+function step() { i++; n.textContent = String(i); document.body.style.background = 'hsl(' + (i * 7 % 360) + ',60%,70%)'; requestAnimationFrame(step); }
+requestAnimationFrame(step);</script></body>`
+
+// firefoxScreencastFPS runs Page.startScreencast on an animated page for a
+// few seconds, acknowledging every frame as the live view does, and returns
+// the frame rate.
+func firefoxScreencastFPS(t *testing.T, s *harness.FirefoxStack) float64 {
+	ctx := within(t, 60*time.Second)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, animatedPage)
+	}))
+	defer srv.Close()
+	tab, err := s.Reins.Client.CreateTab(ctx, s.Browser.ID, srv.URL+"/anim", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := s.Reins.Client.Events(ctx, tab.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
+	if _, err := s.Reins.Client.CDP(ctx, tab.ID, "Page.startScreencast", map[string]any{"format": "jpeg", "quality": 60, "maxWidth": 1280, "maxHeight": 720, "everyNthFrame": 1}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Reins.Client.CDP(context.WithoutCancel(ctx), tab.ID, "Page.stopScreencast", nil)
+	const measure = 4 * time.Second
+	var first time.Time
+	frames := 0
+	var size image.Point
+	for {
+		var ev inspect.Event
+		var ok bool
+		select {
+		case ev, ok = <-events.C:
+		case <-ctx.Done():
+			t.Fatalf("screencast: %d frames before the deadline", frames)
+		}
+		if !ok {
+			t.Fatalf("event stream ended: %v", events.Err())
+		}
+		if ev.Kind != inspect.KindCDPEvent || ev.Method != "Page.screencastFrame" {
+			continue
+		}
+		var f struct {
+			Data      string `json:"data"`
+			SessionID int    `json:"sessionId"`
+			Metadata  struct {
+				DeviceWidth float64 `json:"deviceWidth"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(ev.Params, &f); err != nil {
+			t.Fatal(err)
+		}
+		if frames == 0 {
+			data, err := base64.StdEncoding.DecodeString(f.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+			if err != nil || format != "jpeg" || f.Metadata.DeviceWidth <= 0 {
+				t.Fatalf("first frame: %s %v, metadata %+v", format, err, f.Metadata)
+			}
+			size = image.Pt(cfg.Width, cfg.Height)
+			first = time.Now()
+		}
+		frames++
+		if _, err := s.Reins.Client.CDP(ctx, tab.ID, "Page.screencastFrameAck", map[string]any{"sessionId": f.SessionID}); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(first); d >= measure {
+			t.Logf("%d frames of %v in %s", frames-1, size, d.Round(time.Millisecond))
+			return float64(frames-1) / d.Seconds()
+		}
+	}
 }

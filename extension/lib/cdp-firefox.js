@@ -39,6 +39,10 @@ const NAV_TIMEOUT_MS = 30_000;
 // process; a commit normally follows an abort within this time.
 const ABORT_GRACE_MS = 3_000;
 const ACK_TIMEOUT_MS = 1_000;
+// Like Chromium, a couple of frames may await their ack: the next capture
+// overlaps the trip to the viewer, and a slow viewer still slows the
+// capture instead of piling frames up.
+const SCREENCAST_IN_FLIGHT = 2;
 const LAYOUT_REFRESH_MS = 250;
 
 /** Runs in the isolated world: calls the adapter's page side if present. */
@@ -364,29 +368,38 @@ export function createFirefoxCdp(browser, o = {}) {
     const sc = st?.screencast;
     if (!sc) return;
     sc.running = false;
-    sc.ack?.();
+    sc.wake?.();
     st.screencast = null;
   }
 
-  function waitAck(sc, id) {
-    return new Promise((resolve) => {
-      const timer = timers.setTimeout(() => {
-        sc.ack = null;
-        resolve(false);
-      }, ACK_TIMEOUT_MS);
-      sc.ackFor = id;
-      sc.ack = () => {
-        timers.clearTimeout(timer);
-        sc.ack = null;
-        resolve(true);
-      };
-    });
+  /** Frames acknowledged up to id free their slots. */
+  function ackScreencast(sc, id) {
+    if (id > sc.acked) sc.acked = Math.min(id, sc.frameId);
+    sc.wake?.();
+  }
+
+  /** Waits until fewer than SCREENCAST_IN_FLIGHT frames await an ack, or the oldest is too old. */
+  async function screencastSlot(sc) {
+    while (sc.running && sc.frameId - sc.acked >= SCREENCAST_IN_FLIGHT) {
+      const waited = await new Promise((resolve) => {
+        const timer = timers.setTimeout(() => resolve(false), ACK_TIMEOUT_MS);
+        sc.wake = () => {
+          timers.clearTimeout(timer);
+          sc.wake = null;
+          resolve(true);
+        };
+      });
+      // A viewer that never acks must not freeze the picture for good.
+      if (!waited) sc.acked = sc.frameId - SCREENCAST_IN_FLIGHT + 1;
+    }
   }
 
   async function runScreencast(tabId, sc) {
     let vp = null;
     let vpAt = 0;
     while (sc.running) {
+      await screencastSlot(sc);
+      if (!sc.running) return;
       const t0 = now();
       try {
         if (vp === null || now() - vpAt > LAYOUT_REFRESH_MS) {
@@ -404,7 +417,6 @@ export function createFirefoxCdp(browser, o = {}) {
         if (changed) {
           sc.last = data;
           const id = ++sc.frameId;
-          const acked = waitAck(sc, id);
           emit(tabId, 'Page.screencastFrame', {
             data,
             sessionId: id,
@@ -418,9 +430,6 @@ export function createFirefoxCdp(browser, o = {}) {
               timestamp: now() / 1000,
             },
           });
-          // Like Chromium: the next frame waits for the viewer's ack, so a
-          // slow viewer slows the capture instead of queueing frames.
-          await acked;
         }
         const wait = sc.pacer.next(took, changed);
         if (wait > 0) await sleep(wait);
@@ -629,7 +638,7 @@ export function createFirefoxCdp(browser, o = {}) {
 
     async 'Page.screencastFrameAck'(tabId, p, st) {
       const sc = st.screencast;
-      if (sc && sc.ack && Number.isInteger(p.sessionId) && p.sessionId >= sc.ackFor) sc.ack();
+      if (sc && Number.isInteger(p.sessionId)) ackScreencast(sc, p.sessionId);
       return {};
     },
 
@@ -649,9 +658,9 @@ export function createFirefoxCdp(browser, o = {}) {
         maxWidth: Number.isFinite(p.maxWidth) ? p.maxWidth : 0,
         maxHeight: Number.isFinite(p.maxHeight) ? p.maxHeight : 0,
         frameId: 0,
+        acked: 0,
         last: null,
-        ack: null,
-        ackFor: 0,
+        wake: null,
         pacer: new ScreencastPacer(),
       };
       st.screencast = sc;

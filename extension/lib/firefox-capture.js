@@ -88,7 +88,7 @@ export function screencastScale({ w, h, dpr = 1 }, maxWidth, maxHeight) {
 
 export const SCREENCAST_MIN_INTERVAL_MS = 33; // at most about 30 frames a second
 export const SCREENCAST_IDLE_INTERVAL_MS = 250; // a still page is polled slowly
-export const SCREENCAST_MAX_DUTY = 0.6; // share of the time spent capturing
+export const SCREENCAST_MAX_DUTY = 0.75; // share of the time spent capturing
 
 /**
  * Paces the screencast: Chromium pushes a frame when the page paints, but a

@@ -1,0 +1,295 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createFirefoxCdp, ISOLATED_FILE, TOOLS_HELPER_FILE } from '../lib/cdp-firefox.js';
+import { WireError } from '../lib/frames.js';
+import { startService } from '../lib/service.js';
+import { fakeChrome, FakeTimers, settle } from './fakes.js';
+
+function event() {
+  const listeners = new Set();
+  return { addListener: (fn) => listeners.add(fn), removeListener: (fn) => listeners.delete(fn), fire: (...a) => [...listeners].map((fn) => fn(...a)) };
+}
+
+/** The parts of Firefox's `browser` the adapter uses; executeScript answers from a script. */
+function fakeBrowser({ run } = {}) {
+  const calls = [];
+  const session = {};
+  const b = {
+    _calls: calls,
+    runtime: { id: 'reins@reins.dev', getURL: (p) => `moz-extension://u/${p}`, onMessage: event() },
+    storage: {
+      session: {
+        async get(k) {
+          return k in session ? { [k]: structuredClone(session[k]) } : {};
+        },
+        async set(items) {
+          Object.assign(session, structuredClone(items));
+        },
+      },
+    },
+    tabs: {
+      onRemoved: event(),
+      async get(id) {
+        if (id !== 1) throw new Error(`Invalid tab ID: ${id}`);
+        return { id, url: 'http://127.0.0.1:9/', windowId: 1, active: true };
+      },
+      async update(id, props) {
+        calls.push(['tabs.update', id, props]);
+        return { id, windowId: 1, ...props };
+      },
+      async captureTab(id, opts) {
+        calls.push(['captureTab', id, opts]);
+        return 'data:image/png;base64,AAAA';
+      },
+    },
+    scripting: {
+      async executeScript(details) {
+        calls.push(['executeScript', details]);
+        return [{ frameId: 0, documentId: 'doc-1', ...(run ? run(details) : {}) }];
+      },
+    },
+    webNavigation: Object.fromEntries(
+      ['onBeforeNavigate', 'onCommitted', 'onDOMContentLoaded', 'onCompleted', 'onErrorOccurred', 'onReferenceFragmentUpdated', 'onHistoryStateUpdated'].map((n) => [n, event()]),
+    ),
+    webRequest: Object.fromEntries(['onBeforeRequest', 'onBeforeRedirect', 'onResponseStarted', 'onCompleted', 'onErrorOccurred'].map((n) => [n, event()])),
+  };
+  return b;
+}
+
+function adapter(opts = {}) {
+  const browser = fakeBrowser(opts);
+  let n = 0;
+  const cdp = createFirefoxCdp(browser, {
+    // Waits shortened so a test that leaves one pending still ends quickly.
+    timers: { setTimeout: (fn, ms) => setTimeout(fn, Math.min(ms, 1000)), clearTimeout },
+    log: { warn() {} },
+    randomId: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`,
+    fetch: async () => ({ ok: true, text: async () => opts.helper ?? 'HELPER' }),
+  });
+  const events = [];
+  cdp.onEvent((tabId, method, params) => events.push([tabId, method, params]));
+  return { cdp, browser, events };
+}
+
+async function rejectsCode(p, code, re) {
+  await assert.rejects(p, (err) => {
+    assert.ok(err instanceof WireError, `not a WireError: ${err}`);
+    assert.equal(err.code, code);
+    if (re) assert.match(err.message, re);
+    return true;
+  });
+}
+
+test('the Firefox seam has the Chromium seam shape', async () => {
+  const { cdp } = adapter();
+  assert.equal(cdp.engine, 'firefox');
+  for (const k of ['attach', 'send', 'detach', 'onEvent', 'onDetach', 'attachedTabs']) assert.equal(typeof cdp[k], 'function', k);
+  assert.deepEqual(await cdp.attachedTabs(), []);
+  await assert.rejects(cdp.send(1, 'Page.enable'), /not attached/, 'the manager re-attaches on this message');
+  await cdp.attach(1);
+  assert.deepEqual(await cdp.attachedTabs(), [1]);
+  await cdp.detach(1);
+  assert.deepEqual(await cdp.attachedTabs(), []);
+});
+
+test('unsupported methods fail with unknown_method naming the method', async () => {
+  const { cdp } = adapter();
+  await cdp.attach(1);
+  await rejectsCode(cdp.send(1, 'DOM.getDocument', {}), 'unknown_method', /Firefox adapter does not support DOM\.getDocument/);
+  await rejectsCode(cdp.send(1, 'Emulation.setDeviceMetricsOverride', {}), 'unknown_method', /Emulation\.setDeviceMetricsOverride/);
+  await rejectsCode(cdp.send(1, 'Page.enable', {}, 'S1'), 'bad_params', /sessionId/);
+});
+
+test('attached tabs survive a background restart through storage.session', async () => {
+  const { cdp, browser } = adapter();
+  await cdp.attach(1);
+  await cdp.send(1, 'Page.enable');
+  await settle();
+  const again = createFirefoxCdp(browser, { log: { warn() {} } });
+  assert.deepEqual(await again.attachedTabs(), [1]);
+});
+
+test('Page.navigate refuses Mozilla pages before navigating', async () => {
+  const { cdp, browser } = adapter();
+  await cdp.attach(1);
+  for (const url of ['about:preferences', 'https://addons.mozilla.org/', 'moz-extension://x/options.html']) {
+    await rejectsCode(cdp.send(1, 'Page.navigate', { url }), 'restricted_url');
+  }
+  assert.ok(!browser._calls.some(([c]) => c === 'tabs.update'), 'no navigation started');
+});
+
+test('Page.navigate answers with the loader its commit and load events carry', async () => {
+  const { cdp, browser, events } = adapter();
+  await cdp.attach(1);
+  await cdp.send(1, 'Page.enable');
+  await cdp.send(1, 'Page.setLifecycleEventsEnabled', { enabled: true });
+  const nav = cdp.send(1, 'Page.navigate', { url: 'http://127.0.0.1:9/next' });
+  await settle();
+  browser.webNavigation.onBeforeNavigate.fire({ tabId: 1, frameId: 0, url: 'http://127.0.0.1:9/next' });
+  // Firefox aborts and restarts a navigation that changes process.
+  browser.webNavigation.onErrorOccurred.fire({ tabId: 1, frameId: 0, error: 'Error code 2152398850' });
+  browser.webNavigation.onCommitted.fire({ tabId: 1, frameId: 0, url: 'http://127.0.0.1:9/next', documentId: 'doc-2', transitionType: 'link', transitionQualifiers: [] });
+  const res = await nav;
+  assert.equal(res.frameId, 'main-1');
+  assert.ok(res.loaderId);
+  assert.equal(res.errorText, undefined);
+  browser.webNavigation.onCompleted.fire({ tabId: 1, frameId: 0 });
+  const navigated = events.find(([, m]) => m === 'Page.frameNavigated');
+  assert.equal(navigated[2].frame.loaderId, res.loaderId);
+  assert.equal(navigated[2].frame.id, 'main-1');
+  const load = events.find(([, m, p]) => m === 'Page.lifecycleEvent' && p.name === 'load');
+  assert.equal(load[2].loaderId, res.loaderId);
+  assert.ok(events.some(([, m]) => m === 'Page.loadEventFired'));
+});
+
+test('a failed navigation reports its net:: error', async () => {
+  const { cdp, browser } = adapter();
+  await cdp.attach(1);
+  const nav = cdp.send(1, 'Page.navigate', { url: 'http://nowhere.invalid/' });
+  await settle();
+  browser.webNavigation.onErrorOccurred.fire({ tabId: 1, frameId: 0, error: 'Error code 2152398878' });
+  assert.equal((await nav).errorText, 'net::ERR_NAME_NOT_RESOLVED');
+});
+
+test('events flow only for enabled domains', async () => {
+  const { cdp, browser, events } = adapter();
+  await cdp.attach(1);
+  browser.webNavigation.onCompleted.fire({ tabId: 1, frameId: 0 });
+  assert.equal(events.length, 0);
+  await cdp.send(1, 'Network.enable');
+  browser.webRequest.onBeforeRequest.fire({ tabId: 1, frameId: 0, requestId: '5', url: 'http://127.0.0.1:9/a.js', type: 'script', method: 'GET' });
+  browser.webRequest.onBeforeRequest.fire({ tabId: 2, frameId: 0, requestId: '6', url: 'http://127.0.0.1:9/b.js', type: 'script', method: 'GET' });
+  assert.deepEqual(events.map(([t, m]) => [t, m]), [[1, 'Network.requestWillBeSent']]);
+});
+
+test('console records from the relay become Runtime events', async () => {
+  const { cdp, browser, events } = adapter();
+  await cdp.attach(1);
+  await cdp.send(1, 'Runtime.enable');
+  const sender = { id: 'reins@reins.dev', tab: { id: 1 }, frameId: 0 };
+  browser.runtime.onMessage.fire({ reinsFirefoxPage: { kind: 'console', type: 'warning', args: [{ type: 'string', value: 'hi' }], timestamp: 5, loc: { url: 'http://127.0.0.1:9/', lineNumber: 3, columnNumber: 1 } } }, sender);
+  browser.runtime.onMessage.fire({ reinsFirefoxPage: { kind: 'exception', promise: true, thrown: { isError: true, name: 'Error', message: 'x' } } }, sender);
+  browser.runtime.onMessage.fire({ reinsFirefoxPage: { kind: 'console', type: 'log', args: [] } }, { ...sender, id: 'other@x' });
+  const c = events.find(([, m]) => m === 'Runtime.consoleAPICalled')[2];
+  assert.equal(c.type, 'warning');
+  assert.equal(c.stackTrace.callFrames[0].lineNumber, 3);
+  const e = events.find(([, m]) => m === 'Runtime.exceptionThrown')[2];
+  assert.equal(e.exceptionDetails.text, 'Uncaught (in promise)');
+  assert.equal(events.filter(([, m]) => m === 'Runtime.consoleAPICalled').length, 1, 'other senders are ignored');
+});
+
+test("the tool engine's isolated world: its helper is injected as the shipped file, its calls by name", async () => {
+  const { cdp, browser } = adapter({
+    helper: 'HELPER SOURCE',
+    run: (d) => (d.func && d.func.name === 'helperInvoke' ? { result: { ok: { w: 800 }, href: 'http://127.0.0.1:9/' } } : {}),
+  });
+  await cdp.attach(1);
+  const { executionContextId: ctx } = await cdp.send(1, 'Page.createIsolatedWorld', { frameId: 'main-1', worldName: 'reins' });
+  assert.ok(ctx > 0);
+  await rejectsCode(cdp.send(1, 'Runtime.evaluate', { expression: 'something else', contextId: ctx }), 'unknown_method', /page helper/);
+  assert.deepEqual(await cdp.send(1, 'Runtime.evaluate', { expression: 'HELPER SOURCE', contextId: ctx, returnByValue: true }), { result: { type: 'undefined' } });
+  const injected = browser._calls.filter(([c]) => c === 'executeScript').map(([, d]) => d);
+  assert.deepEqual(injected.at(-1).files, [TOOLS_HELPER_FILE]);
+  assert.deepEqual(injected.at(-1).target, { tabId: 1, documentIds: ['doc-1'] }, 'only into the document the world was made in');
+  const r = await cdp.send(1, 'Runtime.callFunctionOn', {
+    functionDeclaration: 'function(...a){return globalThis.__reins.call("viewport", a)}',
+    executionContextId: ctx,
+    arguments: [{ value: 1 }],
+    returnByValue: true,
+  });
+  assert.deepEqual(r, { result: { type: 'object', value: { ok: { w: 800 }, href: 'http://127.0.0.1:9/' } } });
+  assert.deepEqual(browser._calls.at(-1)[1].args, ['viewport', [1]]);
+  await rejectsCode(cdp.send(1, 'Runtime.callFunctionOn', { functionDeclaration: 'function(){return document.cookie}', executionContextId: ctx }), 'unknown_method');
+  await rejectsCode(cdp.send(1, 'Runtime.evaluate', { expression: '1', contextId: 999 }), 'internal', /Cannot find context/);
+});
+
+test('a new document ends the isolated worlds of the old one', async () => {
+  const { cdp, browser } = adapter();
+  await cdp.attach(1);
+  const { executionContextId: ctx } = await cdp.send(1, 'Page.createIsolatedWorld', { frameId: 'main-1' });
+  browser.webNavigation.onCommitted.fire({ tabId: 1, frameId: 0, url: 'http://127.0.0.1:9/2', documentId: 'doc-2' });
+  await rejectsCode(cdp.send(1, 'Runtime.callFunctionOn', { functionDeclaration: 'function(...a){return globalThis.__reins.call("info", a)}', executionContextId: ctx }), 'internal', /Cannot find context/);
+});
+
+test('MAIN-world results: exceptions become exceptionDetails, objects get ids of this tab', async () => {
+  let answer;
+  const { cdp } = adapter({ run: () => answer });
+  await cdp.attach(1);
+  answer = { result: { thrown: { isError: true, name: 'TypeError', message: 'boom', stack: 'f@http://x/:1:2' } } };
+  const thrown = await cdp.send(1, 'Runtime.evaluate', { expression: 'f()' });
+  assert.equal(thrown.exceptionDetails.exception.description, 'TypeError: boom\n    at f (http://x/:1:2)');
+  answer = { result: { result: { type: 'object', className: 'Object', description: 'Object', objectId: '3' } } };
+  const obj = await cdp.send(1, 'Runtime.evaluate', { expression: '({})' });
+  assert.equal(obj.result.objectId, 'ff.1.3');
+  await rejectsCode(cdp.send(1, 'Runtime.callFunctionOn', { functionDeclaration: 'function(){}', objectId: 'ff.2.3' }), 'bad_params');
+  answer = { result: { thrown: { isError: true, name: 'EvalError', message: 'call to eval() blocked by CSP' } } };
+  const csp = await cdp.send(1, 'Runtime.evaluate', { expression: '1' });
+  assert.match(csp.exceptionDetails.exception.description, /Content-Security-Policy forbids eval/);
+});
+
+test('input is planned in the background and dispatched by the page script, installing it once', async () => {
+  let installed = false;
+  const { cdp, browser } = adapter({
+    run: (d) => {
+      if (d.files) {
+        installed = true;
+        return {};
+      }
+      return { result: installed ? { value: { target: 'button' } } : { missing: true } };
+    },
+  });
+  await cdp.attach(1);
+  await cdp.send(1, 'Input.dispatchMouseEvent', { type: 'mouseReleased', x: 3, y: 4, button: 'left', clickCount: 2 });
+  const scripts = browser._calls.filter(([c]) => c === 'executeScript').map(([, d]) => d);
+  assert.deepEqual(scripts.map((d) => d.files?.[0] ?? d.func.name), ['isolatedCall', ISOLATED_FILE, 'isolatedCall']);
+  const [op, [plan]] = scripts[2].args;
+  assert.equal(op, 'mouse');
+  assert.deepEqual(plan.after, ['click', 'dblclick']);
+  await cdp.send(1, 'Input.dispatchKeyEvent', { type: 'keyDown', key: 'a', text: 'a' });
+  assert.equal(browser._calls.at(-1)[1].args[0], 'key');
+  await rejectsCode(cdp.send(1, 'Input.dispatchMouseEvent', { type: 'mouseMoved', x: 'no', y: 1 }), 'bad_params');
+});
+
+test('screenshots come from captureTab with the clip as its rect', async () => {
+  const { cdp, browser } = adapter();
+  await cdp.attach(1);
+  const r = await cdp.send(1, 'Page.captureScreenshot', { format: 'jpeg', quality: 40, clip: { x: 1, y: 2, width: 30, height: 40, scale: 0.5 } });
+  assert.deepEqual(r, { data: 'AAAA' });
+  assert.deepEqual(browser._calls.at(-1), ['captureTab', 1, { format: 'jpeg', quality: 40, rect: { x: 1, y: 2, width: 30, height: 40 }, scale: 0.5 }]);
+});
+
+test('with the Firefox seam the hello says firefox and Firefox', async () => {
+  const chrome = fakeChrome();
+  delete chrome.debugger;
+  const browser = fakeBrowser();
+  const sockets = [];
+  class Socket {
+    constructor(url) {
+      this.url = url;
+      this.sent = [];
+      sockets.push(this);
+    }
+    send(t) {
+      this.sent.push(JSON.parse(t));
+    }
+    close() {}
+  }
+  const timers = new FakeTimers();
+  const cdp = createFirefoxCdp(browser, { log: { warn() {} } });
+  startService({
+    chrome,
+    WebSocket: Socket,
+    navigator: { userAgent: 'Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0' },
+    crypto: { randomUUID: () => '00000000-0000-4000-8000-000000000001' },
+    timers,
+    log: { warn() {} },
+    cdp,
+  });
+  await settle();
+  sockets[0].onopen();
+  await settle();
+  const hello = sockets[0].sent[0];
+  assert.equal(hello.event, 'hello');
+  assert.equal(hello.params.browserEngine, 'firefox');
+  assert.equal(hello.params.browser, 'Firefox');
+});
