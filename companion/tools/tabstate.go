@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/wire"
@@ -108,23 +109,9 @@ func (ts *tabState) ensure(ctx context.Context, agent string) error {
 			return fmt.Errorf("preparing tab %d (%s): %w", ts.id, step.method, err)
 		}
 	}
-	var tree struct {
-		FrameTree struct {
-			Frame struct {
-				ID string `json:"id"`
-			} `json:"frame"`
-		} `json:"frameTree"`
-	}
-	raw, err := ts.e.hub.CDP(ctx, ts.id, "Page.getFrameTree", nil, "", agent)
-	if err != nil {
+	if _, err := ts.mainFrameNow(ctx, agent); err != nil {
 		return fmt.Errorf("preparing tab %d: %w", ts.id, err)
 	}
-	if err := json.Unmarshal(raw, &tree); err != nil {
-		return wire.Errorf(wire.CodeInternal, "decoding Page.getFrameTree: %v", err)
-	}
-	ts.mu.Lock()
-	ts.mainFrame = tree.FrameTree.Frame.ID
-	ts.mu.Unlock()
 	ts.ready.Store(true)
 	return nil
 }
@@ -296,15 +283,28 @@ func (ts *tabState) worldID(ctx context.Context, agent string) (int, error) {
 	var created struct {
 		ID int `json:"executionContextId"`
 	}
-	raw, err := ts.e.hub.CDP(ctx, ts.id, "Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": worldName}, "", agent)
-	if err != nil {
-		return 0, fmt.Errorf("preparing the page of tab %d: %w", ts.id, err)
-	}
-	if err := json.Unmarshal(raw, &created); err != nil || created.ID == 0 {
-		return 0, wire.Errorf(wire.CodeInternal, "Page.createIsolatedWorld returned no context")
+	for attempt := 0; ; attempt++ {
+		// A world asked for while the frame swaps documents can go
+		// unanswered; ask again for the frame as it is now.
+		actx, cancel := context.WithTimeout(ctx, worldTimeout)
+		raw, err := ts.e.hub.CDP(actx, ts.id, "Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": worldName}, "", agent)
+		cancel()
+		if err == nil {
+			if err := json.Unmarshal(raw, &created); err != nil || created.ID == 0 {
+				return 0, wire.Errorf(wire.CodeInternal, "Page.createIsolatedWorld returned no context")
+			}
+			break
+		}
+		if attempt == 2 || ctx.Err() != nil || (wire.CodeOf(err) != wire.CodeTimeout && !strings.Contains(err.Error(), "rame")) {
+			return 0, fmt.Errorf("preparing the page of tab %d: %w", ts.id, err)
+		}
+		ts.e.log.Debug("isolated world not created; retrying", "tab", ts.id, "agent", agent, "err", err)
+		if f, ferr := ts.mainFrameNow(ctx, agent); ferr == nil {
+			frame = f
+		}
 	}
 	var res evalResult
-	raw, err = ts.e.hub.CDP(ctx, ts.id, "Runtime.evaluate", map[string]any{"expression": pageJS, "contextId": created.ID, "returnByValue": true}, "", agent)
+	raw, err := ts.e.hub.CDP(ctx, ts.id, "Runtime.evaluate", map[string]any{"expression": pageJS, "contextId": created.ID, "returnByValue": true}, "", agent)
 	if err != nil {
 		return 0, fmt.Errorf("installing the page helper in tab %d: %w", ts.id, err)
 	}
@@ -318,6 +318,31 @@ func (ts *tabState) worldID(ctx context.Context, agent string) (int, error) {
 	ts.world = created.ID
 	ts.mu.Unlock()
 	return created.ID, nil
+}
+
+// worldTimeout bounds one attempt to create the isolated world.
+const worldTimeout = 5 * time.Second
+
+// mainFrameNow asks the browser for the tab's main frame.
+func (ts *tabState) mainFrameNow(ctx context.Context, agent string) (string, error) {
+	var tree struct {
+		FrameTree struct {
+			Frame struct {
+				ID string `json:"id"`
+			} `json:"frame"`
+		} `json:"frameTree"`
+	}
+	raw, err := ts.e.hub.CDP(ctx, ts.id, "Page.getFrameTree", nil, "", agent)
+	if err != nil {
+		return "", err
+	}
+	if err := json.Unmarshal(raw, &tree); err != nil || tree.FrameTree.Frame.ID == "" {
+		return "", wire.Errorf(wire.CodeInternal, "Page.getFrameTree returned no frame")
+	}
+	ts.mu.Lock()
+	ts.mainFrame = tree.FrameTree.Frame.ID
+	ts.mu.Unlock()
+	return tree.FrameTree.Frame.ID, nil
 }
 
 func (ts *tabState) dropWorld(id int) {
