@@ -102,5 +102,7 @@ func BenchmarkLeftClickRef(b *testing.B) {
 
 func BenchmarkJavaScript(b *testing.B) {
 	br := newBench(b)
-	br.run(b, "javascript_tool", func(int) any { return map[string]any{"tabId": br.tab, "text": "document.querySelectorAll('button').length"} }, nil)
+	br.run(b, "javascript_tool", func(int) any {
+		return map[string]any{"tabId": br.tab, "text": "document.querySelectorAll('button').length"}
+	}, nil)
 }

@@ -288,7 +288,8 @@ func (c *call) after(ctx context.Context, ts *tabState, w *watcher, tabID int, l
 		return nil, err
 	}
 	lines = append(lines, st.dialogs...)
-	if st.navigated {
+	switch {
+	case st.navigated:
 		c.observe(tabID, st.href)
 		c.s.forgetView(tabID)
 		msg := fmt.Sprintf("The page navigated to %s (%q).", st.href, st.title)
@@ -296,6 +297,11 @@ func (c *call) after(ctx context.Context, ts *tabState, w *watcher, tabID int, l
 			msg += " It was still loading when the wait ended."
 		}
 		lines = append(lines, msg)
+	case st.pending:
+		lines = append(lines, fmt.Sprintf("A navigation started but had not finished after %s; the tab still shows %s.", c.e.opts.NavigationTimeout, st.href))
+	case st.sameDoc:
+		c.observe(tabID, st.href)
+		lines = append(lines, "The URL is now "+st.href+" (same page).")
 	}
 	return textResult(lines...), nil
 }

@@ -400,6 +400,12 @@ type helperReply struct {
 // decodes its answer into out. href is the page's URL at the time of the
 // call, for the origin guard and observations.
 func (ts *tabState) helper(ctx context.Context, agent, fn string, out any, args ...any) (href string, err error) {
+	return ts.call(ctx, agent, fn, out, true, args...)
+}
+
+// call is helper with a choice: retry in a fresh world when the document
+// changed under the call, or report that as an error.
+func (ts *tabState) call(ctx context.Context, agent, fn string, out any, retry bool, args ...any) (href string, err error) {
 	cargs := make([]map[string]any, len(args))
 	for i, a := range args {
 		cargs[i] = map[string]any{"value": a}
@@ -419,7 +425,7 @@ func (ts *tabState) helper(ctx context.Context, agent, fn string, out any, args 
 			"userGesture":         true,
 		}, "", agent)
 		if err != nil {
-			if attempt == 0 && contextGone(err) {
+			if retry && attempt == 0 && contextGone(err) {
 				// The document changed under us; make a world in the new one.
 				ts.dropWorld(id)
 				continue
@@ -431,6 +437,9 @@ func (ts *tabState) helper(ctx context.Context, agent, fn string, out any, args 
 		}
 		if res.ExceptionDetails != nil {
 			msg := res.ExceptionDetails.text()
+			if strings.Contains(msg, "destroyed") && !retry {
+				return "", wire.Errorf(wire.CodeInternal, "execution context was destroyed: %s", firstLine(msg))
+			}
 			if attempt == 0 && (strings.Contains(msg, "__reins") || strings.Contains(msg, "destroyed")) {
 				ts.dropWorld(id)
 				continue

@@ -199,34 +199,24 @@ type settled struct {
 	dialogs   []string
 	href      string
 	title     string
-	navigated bool // a new document loaded (or started to)
-	sameDoc   bool
-	loading   bool // still loading when the deadline passed
+	navigated bool // a new document committed
+	sameDoc   bool // the URL changed within the document
+	pending   bool // a navigation started but had not committed by the deadline
+	loading   bool // the new document was still loading at the deadline
 }
 
 // settle waits after an action: for the DOM to go quiet in the page, and,
 // if the action started a main-frame navigation, for that page to load.
 func (c *call) settle(ctx context.Context, ts *tabState, w *watcher) (settled, error) {
 	var out settled
-	var q struct {
-		Title string `json:"title"`
-	}
 	quiet, max := c.e.opts.QuietWindow, c.e.opts.SettleTimeout
-	href, qerr := ts.helper(ctx, c.s.Agent, "quiet", &q, quiet.Milliseconds(), max.Milliseconds())
+	// No retry in a new document: if the action navigated, the world is
+	// created once the new page has loaded, not while it swaps in.
+	href, qerr := ts.call(ctx, c.s.Agent, "quiet", nil, false, quiet.Milliseconds(), max.Milliseconds())
 	n := &navState{mainFrame: ts.frame()}
 	for _, ev := range w.pending() {
-		if ev.Method == "Page.javascriptDialogOpening" {
-			var p struct {
-				Type    string `json:"type"`
-				Message string `json:"message"`
-			}
-			if json.Unmarshal(ev.Params, &p) == nil {
-				verdict := "dismissed"
-				if p.Type == "alert" || p.Type == "beforeunload" {
-					verdict = "accepted"
-				}
-				out.dialogs = append(out.dialogs, fmt.Sprintf("The page opened a %s dialog %q; Reins %s it.", p.Type, p.Message, verdict))
-			}
+		if d := dialogNote(ev); d != "" {
+			out.dialogs = append(out.dialogs, d)
 		}
 		n.feed(ev)
 	}
@@ -234,24 +224,24 @@ func (c *call) settle(ctx context.Context, ts *tabState, w *watcher) (settled, e
 	if n.closed {
 		return out, wire.Errorf(wire.CodeNoSuchTab, "tab %d closed", ts.id)
 	}
-	if !n.started && !n.committed && qerr == nil {
-		out.href, out.title = href, q.Title
-		return out, nil
+	if !n.started && !n.committed {
+		if qerr == nil {
+			out.href = href
+			return out, nil
+		}
+		if !contextGone(qerr) {
+			return out, qerr
+		}
 	}
-	if qerr != nil && !n.started && !n.committed && !contextGone(qerr) {
-		return out, qerr
-	}
-	out.navigated = true
 	if !n.done {
 		ok, err := w.waitLoad(ctx, n, c.e.opts.NavigationTimeout)
 		if err != nil {
 			return out, err
 		}
-		out.loading = !ok
+		out.loading = !ok && n.committed
 	}
-	if !n.committed && !n.done {
-		out.navigated = false
-	}
+	out.navigated = n.committed || (qerr != nil && contextGone(qerr))
+	out.pending = n.started && !n.committed && !n.done
 	var info struct {
 		Title string `json:"title"`
 	}
@@ -261,4 +251,22 @@ func (c *call) settle(ctx context.Context, ts *tabState, w *watcher) (settled, e
 	}
 	out.href, out.title = href, info.Title
 	return out, nil
+}
+
+func dialogNote(ev hub.TabEvent) string {
+	if ev.Method != "Page.javascriptDialogOpening" {
+		return ""
+	}
+	var p struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(ev.Params, &p) != nil {
+		return ""
+	}
+	verdict := "dismissed"
+	if p.Type == "alert" || p.Type == "beforeunload" {
+		verdict = "accepted"
+	}
+	return fmt.Sprintf("The page opened a %s dialog %q; Reins %s it.", p.Type, p.Message, verdict)
 }
