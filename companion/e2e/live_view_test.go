@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -404,4 +405,61 @@ func liveLog(s *harness.Stack) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestLiveViewTakeoverBlocksAgents checks the engine's side of take-over
+// through the real MCP endpoint: while the person holds the tab in Live
+// view, an agent's click is refused with code paused naming the take-over,
+// and its read_page still works; after release the click goes through.
+func TestLiveViewTakeoverBlocksAgents(t *testing.T) {
+	s := newStack(t)
+	pages := startLivePages()
+	t.Cleanup(pages.Close)
+	cs := mcpSession(t, s.Reins, "live-agent")
+	ctx := within(t, 2*liveStep)
+
+	created := mustTool(t, cs, "tabs_create_mcp", map[string]any{"url": pages.url("target", "agent")})
+	m := regexp.MustCompile(`Created tab (\d+)`).FindStringSubmatch(created.text)
+	if m == nil {
+		t.Fatalf("tabs_create_mcp answered %s", created.text)
+	}
+	tab, _ := strconv.Atoi(m[1])
+	if _, err := pages.wait(ctx, "agent", "load", 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	ref := refFor(t, mustTool(t, cs, "read_page", map[string]any{"tabId": tab, "filter": "interactive"}).text, "textbox")
+
+	link, err := liveURL(ctx, s, tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := openViewer(ctx, s, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.until(ctx, "st.state === 'live'"); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.setTakeover(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+
+	out := callTool(t, cs, "computer", map[string]any{"tabId": tab, "action": "left_click", "ref": ref})
+	if !out.isErr || !strings.Contains(out.text, "taken over") || !strings.Contains(out.text, "the person") {
+		t.Fatalf("an agent's click during take-over answered (isError %v) %s", out.isErr, out.text)
+	}
+	if n := pages.count("agent", "click"); n != 0 {
+		t.Fatalf("the refused click reached the page (%d clicks)", n)
+	}
+	if page := mustTool(t, cs, "read_page", map[string]any{"tabId": tab}); !strings.Contains(page.text, "textbox") {
+		t.Fatalf("read_page during take-over: %s", page.text)
+	}
+
+	if err := v.setTakeover(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	mustTool(t, cs, "computer", map[string]any{"tabId": tab, "action": "left_click", "ref": ref})
+	if ev, err := pages.wait(ctx, "agent", "click", 0, nil); err != nil || ev.Params.Get("target") != "in" {
+		t.Fatalf("the agent's click after release: %+v %v", ev, err)
+	}
 }
