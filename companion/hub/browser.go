@@ -266,6 +266,7 @@ func (b *Browser) detach(err error, reason string) {
 	b.closeOnce.Do(func() {
 		b.closeErr = err
 		close(b.closed)
+		b.hub.log.Info("browser disconnected", "browser", b.ID, "reason", reason)
 		b.hub.remove(b)
 		b.mu.RLock()
 		natives := append([]int(nil), b.order...)
@@ -275,7 +276,6 @@ func (b *Browser) detach(err error, reason string) {
 				b.hub.publishTab(pub, TabEvent{Kind: TabGone, Reason: reason})
 			}
 		}
-		b.hub.log.Info("browser disconnected", "browser", b.ID, "reason", reason)
 		// Last, because closing the link waits for the peer's close frame.
 		b.rt.Close(reason)
 	})

@@ -86,6 +86,9 @@ func (h *Hub) serveConn(ctx context.Context, conn *websocket.Conn, origin string
 }
 
 func closeReason(err error) string {
+	if errors.Is(err, websocket.ErrMessageTooBig) {
+		return "frame over 64 MiB"
+	}
 	var ce websocket.CloseError
 	if errors.As(err, &ce) {
 		if ce.Code == websocket.StatusMessageTooBig {
