@@ -305,11 +305,11 @@ func cdpErr(e *cdpError) error {
 	}
 	code := wire.CodeInternal
 	switch {
-	case strings.Contains(msg, "No target with given id"), strings.Contains(msg, "No such target"):
+	case strings.Contains(msg, "No target with given id"):
 		code = wire.CodeNoSuchTab
-	case strings.Contains(msg, "wasn't found"), strings.Contains(msg, "not found") && strings.Contains(msg, "method"):
+	case e.Code == -32601: // JSON-RPC: method not found
 		code = wire.CodeUnknownMethod
-	case e.Code == -32602:
+	case e.Code == -32602: // JSON-RPC: invalid params
 		code = wire.CodeBadParams
 	}
 	return &cdpFailure{err: &wire.Error{Code: code, Message: lowerFirst(msg)}, cdpCode: e.Code}

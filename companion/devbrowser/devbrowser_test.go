@@ -255,8 +255,8 @@ func TestWindowSizeAndUnknownMethods(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	}
-	if _, err := e.hub.CDP(ctx, id, "No.suchMethod", nil, "", "test"); err == nil {
-		t.Fatal("an unknown CDP method succeeded")
+	if _, err := e.hub.CDP(ctx, id, "No.suchMethod", nil, "", "test"); !errors.Is(err, wire.ErrUnknownMethod) {
+		t.Fatalf("an unknown CDP method: %v", err)
 	}
 }
 

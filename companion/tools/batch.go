@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -53,9 +54,9 @@ func runBatch(ctx context.Context, c *call, in *batchArgs) (*Result, error) {
 	out := &Result{}
 	for i, st := range in.Steps {
 		step := &call{e: c.e, s: c.s, tool: st.Tool, batch: true}
-		start := timeNow()
+		start := time.Now()
 		res := step.run(ctx, st.Tool, st.Args)
-		c.e.record(step, st.Tool, res, timeNow().Sub(start))
+		c.e.record(step, st.Tool, res, time.Since(start))
 		if step.tabID != 0 {
 			c.tabID = step.tabID
 		}

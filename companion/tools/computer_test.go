@@ -244,6 +244,57 @@ func decodeShot(t *testing.T, res *tools.Result) (w, h, b64len int) {
 	return
 }
 
+// redAt reports whether the screenshot pixel at (x, y) is red.
+func redAt(t *testing.T, res *tools.Result, x, y int) bool {
+	t.Helper()
+	for _, c := range res.Content {
+		if c.Type != "image" {
+			continue
+		}
+		data, _ := base64.StdEncoding.DecodeString(c.Data)
+		img, err := jpeg.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, g, b, _ := img.At(x, y).RGBA()
+		return r>>8 > 200 && g>>8 < 60 && b>>8 < 60
+	}
+	t.Fatal("no image")
+	return false
+}
+
+func TestScreenshotGeometry(t *testing.T) {
+	r := newRig(t)
+	s := r.e.NewSession("geometry")
+	tab := r.newTab(s, "/colors")
+	r.ok(s, "resize_window", map[string]any{"tabId": tab, "width": 1280, "height": 800})
+	r.ok(s, "javascript_tool", map[string]any{"tabId": tab, "text": "scrollTo(0, 1200)"})
+	// The box is at CSS (300..500, 300..400) in the scrolled viewport.
+	res := r.call(s, "computer", map[string]any{"action": "screenshot", "tabId": tab})
+	if !redAt(t, res, 400, 350) || redAt(t, res, 400, 250) || redAt(t, res, 600, 350) {
+		t.Fatal("the screenshot does not show the scrolled viewport")
+	}
+	zoom := r.call(s, "computer", map[string]any{"action": "zoom", "tabId": tab, "region": []int{250, 250, 550, 450}})
+	w, h, _ := decodeShot(t, zoom)
+	// 300×200 at 4×: the box fills the middle, white around it.
+	if w != 1200 || h != 800 || !redAt(t, zoom, 600, 400) || redAt(t, zoom, 100, 100) {
+		t.Fatalf("zoom of a scrolled page: %d×%d", w, h)
+	}
+
+	t.Run("high DPI", func(t *testing.T) {
+		ctx := ctxFor(t)
+		if _, err := shared.hub.CDP(ctx, tab, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 800, "deviceScaleFactor": 2, "mobile": false}, "", "test"); err != nil {
+			t.Fatal(err)
+		}
+		defer shared.hub.CDP(ctx, tab, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": false}, "", "test")
+		res := r.call(s, "computer", map[string]any{"action": "screenshot", "tabId": tab})
+		w, h, _ := decodeShot(t, res)
+		if w != 1280 || h != 800 || !redAt(t, res, 400, 350) || redAt(t, res, 400, 250) {
+			t.Fatalf("a DPR 2 viewport of 1280×800 CSS px gave %d×%d or the wrong area", w, h)
+		}
+	})
+}
+
 func TestScreenshotsAndZoom(t *testing.T) {
 	r := newRig(t)
 	s := r.e.NewSession("photographer")

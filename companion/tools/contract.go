@@ -38,8 +38,12 @@ type Info struct {
 	InputSchema json.RawMessage
 	ReadOnly    bool // MCP readOnlyHint
 	Destructive bool // MCP destructiveHint
-	Mutating    bool // gets the TOCTOU origin guard and is refused during take-over
-	Batchable   bool // may run inside browser_batch
+	// Mutating tools are refused while a live-view viewer has taken the tab
+	// over. The actions among them that act on what the agent last saw
+	// (clicks, typing, keys, drags, form_input, upload_image) also get the
+	// TOCTOU origin guard.
+	Mutating  bool
+	Batchable bool // may run inside browser_batch
 }
 
 // Activity is one finished tool call, for the dashboard's Activity view. It

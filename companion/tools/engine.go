@@ -143,7 +143,7 @@ func (c *call) run(ctx context.Context, name string, args json.RawMessage) (res 
 	defer func() {
 		// A bug in one tool must not take the companion down with it.
 		if r := recover(); r != nil {
-			c.e.log.Error("tool panicked", "tool", name, "agent", c.s.Agent, "tab", c.tabID, "panic", r)
+			c.e.log.Error("tool panicked", "tool", name, "agent", c.s.Agent, "tab", c.tabID, "browser", c.browser, "panic", r)
 			res = errorResult(wire.Errorf(wire.CodeInternal, "%s failed unexpectedly", name))
 		}
 	}()
@@ -183,7 +183,7 @@ func (e *Engine) record(c *call, name string, res *Result, d time.Duration) {
 	if c.s != nil {
 		agent = c.s.Agent
 	}
-	e.log.Debug("tool call", "agent", agent, "tool", name, "tab", c.tabID, "outcome", outcome, "duration", d)
+	e.log.Debug("tool call", "agent", agent, "tool", name, "tab", c.tabID, "browser", c.browser, "outcome", outcome, "duration", d)
 	if e.opts.OnActivity != nil {
 		e.opts.OnActivity(Activity{Time: time.Now(), Agent: agent, Tool: name, TabID: c.tabID, Outcome: outcome, Duration: d})
 	}
@@ -191,11 +191,12 @@ func (e *Engine) record(c *call, name string, res *Result, d time.Duration) {
 
 // call is one tool invocation's context.
 type call struct {
-	e     *Engine
-	s     *Session
-	tool  string
-	tabID int
-	batch bool // inside browser_batch: no nesting
+	e       *Engine
+	s       *Session
+	tool    string
+	tabID   int
+	browser string // the tab's browser, for logs
+	batch   bool   // inside browser_batch: no nesting
 }
 
 // errorResult turns an error into a failed Result whose text starts with
@@ -255,6 +256,7 @@ func (c *call) tab(id int, a access) (hub.Tab, *hub.Browser, error) {
 	if err != nil {
 		return hub.Tab{}, nil, err
 	}
+	c.browser = b.ID
 	if !t.Shared {
 		return hub.Tab{}, nil, wire.Errorf(wire.CodeNotShared, "tab %d is not shared with Reins", id)
 	}
@@ -351,8 +353,3 @@ func (c *call) guard(tabID int, href string) error {
 	}
 	return wire.Errorf(wire.CodeNavigatedAway, "tab %d navigated away from %s to %s since you last looked; nothing was done. Take a screenshot or read_page, then act again", tabID, want, got)
 }
-
-// timeUntil is time.Until, here so tests could pin the clock.
-var timeUntil = time.Until
-
-var timeNow = time.Now

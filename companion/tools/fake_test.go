@@ -333,6 +333,19 @@ func TestEngineRules(t *testing.T) {
 	})
 }
 
+func TestCreateIfEmpty(t *testing.T) {
+	f := newFake(t, nil)
+	s := f.e.NewSession("lonely")
+	out := text(f.call(t, s, "tabs_context_mcp", map[string]any{}))
+	if !strings.Contains(out, `"tabs": []`) || !strings.Contains(out, "No tabs yet") {
+		t.Fatalf("empty context: %s", out)
+	}
+	out = text(f.call(t, s, "tabs_context_mcp", map[string]any{"createIfEmpty": true}))
+	if !strings.Contains(out, `"sharedBy": "you"`) || !strings.Contains(out, `"group": "Reins · lonely"`) {
+		t.Fatalf("createIfEmpty: %s", out)
+	}
+}
+
 func TestMCPRegistration(t *testing.T) {
 	f := newFake(t, []wire.TabInfo{{ID: 1, URL: "https://shop.example/cart", Title: "Cart", Shared: true, WindowID: 1}})
 	sess := f.e.NewSession("mcp-agent")

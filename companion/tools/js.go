@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/reinshq/reins/companion/wire"
 )
@@ -68,14 +69,13 @@ func runJavaScript(ctx context.Context, c *call, in *javascriptArgs) (*Result, e
 	if strings.TrimSpace(in.Text) == "" {
 		return nil, wire.Errorf(wire.CodeBadParams, "text (the script) is required")
 	}
-	ts, _, err := c.page(ctx, in.TabID, accessAct)
-	if err != nil {
+	if _, _, err := c.page(ctx, in.TabID, accessAct); err != nil {
 		return nil, err
 	}
-	_ = ts
+	// A script stuck in a loop is stopped before the call's own deadline.
 	timeout := 30000
 	if dl, ok := ctx.Deadline(); ok {
-		if ms := int(timeUntil(dl).Milliseconds()) - 200; ms < timeout {
+		if ms := int(time.Until(dl).Milliseconds()) - 200; ms < timeout {
 			timeout = max(ms, 1)
 		}
 	}

@@ -138,6 +138,11 @@ var slow struct {
 	release   chan struct{}
 }
 
+// colorsPage has a red box far down a white page, for checking which part
+// of the page a (zoomed, scrolled, high-DPI) screenshot shows.
+const colorsPage = `<!doctype html><html><head><title>Colors</title><style>body{margin:0;background:#fff;height:4000px}
+#red{position:absolute;left:300px;top:1500px;width:200px;height:100px;background:#f00}</style></head><body><div id="red"></div></body></html>`
+
 func pages() http.Handler {
 	mux := http.NewServeMux()
 	html := func(body string) http.HandlerFunc {
@@ -155,6 +160,7 @@ func pages() http.Handler {
 	mux.HandleFunc("/nav/b", html(navB))
 	mux.HandleFunc("/noise", html(noisePage))
 	mux.HandleFunc("/many", html(manyButtons))
+	mux.HandleFunc("/colors", html(colorsPage))
 	mux.HandleFunc("/api/data", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"ok":true}`)
