@@ -1,0 +1,100 @@
+package companion_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/hub/hubtest"
+	"github.com/reinshq/reins/companion/operator/operatortest"
+	"github.com/reinshq/reins/companion/tokens"
+	"github.com/reinshq/reins/companion/wire"
+)
+
+// An approved backend's commands run through the real tool engine, and the
+// tray's Pause stops them like any agent's.
+func TestBackendCommandsObeyPause(t *testing.T) {
+	dir := t.TempDir()
+	tm, err := tokens.Open(dir, tokens.KeyringFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	c, err := companion.New(companion.Config{Port: port, DataDir: dir, Tokens: tm, NoAdmin: true,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c.Shutdown(ctx)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	x, err := hubtest.Dial(ctx, "ws://127.0.0.1:"+strconv.Itoa(port)+"/", wire.Hello{Version: 3, InstanceID: "i", BrowserSessionID: "s"}, hubtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Kill()
+	be := operatortest.New("tok", "")
+	defer be.Close()
+
+	changes, stopChanges := c.Changes()
+	defer stopChanges()
+	raw, _ := json.Marshal(map[string]any{"transport": "websocket", "serverUrl": be.URL() + "/ws", "token": "tok"})
+	x.Send(wire.EventPairOffer, wire.PairOffer{Config: raw, Brand: json.RawMessage(`{"name":"CRM"}`), Origin: "https://crm.example"})
+	for len(c.PendingOffers()) == 0 {
+		select {
+		case <-changes:
+		case <-ctx.Done():
+			t.Fatal("offer never parked")
+		}
+	}
+	if _, err := c.ApproveOffer(c.PendingOffers()[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := be.WaitConnected(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	plan := map[string]any{"domains": []string{"crm.example"}, "approach": []string{"look around"}}
+	run := func() operatortest.Result {
+		t.Helper()
+		id, err := be.Send("update_plan", plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := be.Await(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := run(); r.Error != "" {
+		t.Fatalf("before pause: %+v", r)
+	}
+	c.Pause()
+	if r := run(); !strings.Contains(r.Error, "paused") {
+		t.Fatalf("while paused: %+v", r)
+	}
+	c.Resume()
+	if r := run(); r.Error != "" {
+		t.Fatalf("after resume: %+v", r)
+	}
+}
