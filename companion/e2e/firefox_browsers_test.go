@@ -21,7 +21,6 @@ import (
 // to one reins: both are in the graph with their engines, and their tabs get
 // distinct public ids.
 func TestFirefoxAndChromiumTogether(t *testing.T) {
-	t.Parallel()
 	s := newStack(t) // reins + Chromium with the unpacked extension
 	ctx := within(t, harness.FirefoxHelloTimeout+30*time.Second)
 	ff, err := harness.StartFirefox(ctx, s.Reins.Port)

@@ -42,9 +42,11 @@ func newFirefoxStack(t testing.TB) *harness.FirefoxStack {
 	return s
 }
 
-// TestFirefoxExtension runs against one reins and one Firefox ESR.
+// TestFirefoxExtension runs against one reins and one Firefox ESR: the
+// extension's side of the protocol, then the tool catalog through MCP. It
+// is not parallel: a Firefox start on a busy 2-core machine is heavy enough
+// without the Chromium tests starting browsers at the same moment.
 func TestFirefoxExtension(t *testing.T) {
-	t.Parallel()
 	s := newFirefoxStack(t)
 
 	t.Run("hello says firefox", func(t *testing.T) {
@@ -182,6 +184,10 @@ func TestFirefoxExtension(t *testing.T) {
 		if !errors.Is(err, wire.ErrUnknownMethod) || !strings.Contains(err.Error(), "Firefox adapter does not support DOM.getDocument") {
 			t.Fatalf("DOM.getDocument: %v", err)
 		}
+	})
+
+	t.Run("MCP tools", func(t *testing.T) {
+		firefoxToolSuite(t, s)
 	})
 
 	t.Run("screencast", func(t *testing.T) {

@@ -233,11 +233,9 @@ func refFor(t *testing.T, text, what string) string {
 	return ""
 }
 
-// TestFirefoxTools drives Firefox through the real MCP endpoint with the
+// firefoxToolSuite drives Firefox through the real MCP endpoint with the
 // tool catalog, as an agent does.
-func TestFirefoxTools(t *testing.T) {
-	t.Parallel()
-	s := newFirefoxStack(t)
+func firefoxToolSuite(t *testing.T, s *harness.FirefoxStack) {
 	pages := startToolsServer()
 	t.Cleanup(pages.srv.Close)
 	cs := mcpSession(t, s.Reins, "fox")

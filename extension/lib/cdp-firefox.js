@@ -233,7 +233,17 @@ export function createFirefoxCdp(browser, o = {}) {
     try {
       results = await browser.scripting.executeScript(details);
     } catch (err) {
-      throw injectError(tabId, err);
+      const e = injectError(tabId, err);
+      if (e.code === Codes.restrictedUrl) {
+        // Between two documents (a navigation under way) Firefox refuses
+        // scripts as if the page were off limits; a tab whose URL is
+        // allowed is only changing pages.
+        const tab = await browser.tabs.get(tabId).catch(() => null);
+        if (tab && typeof tab.url === 'string' && /^https?:/.test(tab.url) && unsupportedReason(tab.url, 'firefox') === '') {
+          throw new WireError(Codes.internal, `Cannot find context with specified id: tab ${tabId} is between documents`);
+        }
+      }
+      throw e;
     }
     const r = results?.[0];
     if (!r) throw new WireError(Codes.internal, `tab ${tabId}: the page did not run the script`);
@@ -482,23 +492,33 @@ export function createFirefoxCdp(browser, o = {}) {
     return {};
   };
 
+  /**
+   * Input for a page that is being replaced is dropped, as a browser drops
+   * it: a key press whose keydown submitted a form still sends its keyup.
+   */
+  async function input(tabId, op, args) {
+    try {
+      await isolated(tabId, op, args);
+    } catch (err) {
+      if (!(err instanceof WireError) || !/Cannot find context/.test(err.message)) throw err;
+    }
+    return {};
+  }
+
   const methods = {
     async 'Input.dispatchKeyEvent'(tabId, p) {
-      await isolated(tabId, 'key', [keyPlan(p)]);
-      return {};
+      return input(tabId, 'key', [keyPlan(p)]);
     },
 
     async 'Input.dispatchMouseEvent'(tabId, p) {
       const plan = mousePlan(p);
       if (plan.kind === 'up') plan.after = afterRelease(plan.button, plan.clickCount);
-      await isolated(tabId, 'mouse', [plan]);
-      return {};
+      return input(tabId, 'mouse', [plan]);
     },
 
     async 'Input.insertText'(tabId, p) {
       if (typeof p.text !== 'string') throw badParams('text must be a string');
-      await isolated(tabId, 'insertText', [p.text]);
-      return {};
+      return input(tabId, 'insertText', [p.text]);
     },
 
     'Log.clear': noop,

@@ -293,3 +293,20 @@ test('with the Firefox seam the hello says firefox and Firefox', async () => {
   assert.equal(hello.params.browserEngine, 'firefox');
   assert.equal(hello.params.browser, 'Firefox');
 });
+
+test('a tab between documents drops input and reports a lost context, not a restricted page', async () => {
+  const { cdp } = adapter({
+    run: (d) => {
+      if (d.func && ['isolatedCall', 'helperInvoke'].includes(d.func.name)) throw new Error('Missing host permission for the tab');
+      return {};
+    },
+  });
+  await cdp.attach(1);
+  const { executionContextId: ctx } = await cdp.send(1, 'Page.createIsolatedWorld', { frameId: 'main-1' });
+  assert.deepEqual(await cdp.send(1, 'Input.dispatchKeyEvent', { type: 'keyUp', key: 'Enter' }), {});
+  await rejectsCode(
+    cdp.send(1, 'Runtime.callFunctionOn', { functionDeclaration: 'function(...a){return globalThis.__reins.call("info", a)}', executionContextId: ctx }),
+    'internal',
+    /Cannot find context/,
+  );
+});
