@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -161,7 +162,10 @@ type Firefox struct {
 // test registers `reins native-host` with a data dir whose port file names
 // this companion; the extension asks it before falling back to the
 // default port 47100, which other tests may hold.
-func StartFirefox(ctx context.Context, port int) (*Firefox, error) {
+//
+// prefs override the test defaults (firefoxPrefs), e.g. a short
+// extensions.background.idle.timeout.
+func StartFirefox(ctx context.Context, port int, prefs ...string) (*Firefox, error) {
 	bin := FirefoxPath()
 	if st, err := os.Stat(bin); err != nil || st.IsDir() {
 		return nil, fmt.Errorf("no Firefox at %s (set REINS_FIREFOX, or install the firefox-esr package): %v", bin, err)
@@ -206,7 +210,7 @@ func StartFirefox(ctx context.Context, port int) (*Firefox, error) {
 		"--firefox-profile", f.Profile,
 		"--keep-profile-changes",
 	}
-	for _, p := range firefoxPrefs {
+	for _, p := range mergePrefs(firefoxPrefs, prefs) {
 		args = append(args, "--pref", p)
 	}
 	f.cmd = exec.Command(webExt, args...)
@@ -233,6 +237,18 @@ func StartFirefox(ctx context.Context, port int) (*Firefox, error) {
 		close(f.exited)
 	}()
 	return f, nil
+}
+
+// mergePrefs is base with the prefs of over replacing those of the same name.
+func mergePrefs(base, over []string) []string {
+	name := func(p string) string { n, _, _ := strings.Cut(p, "="); return n }
+	out := make([]string, 0, len(base)+len(over))
+	for _, p := range base {
+		if !slices.ContainsFunc(over, func(o string) bool { return name(o) == name(p) }) {
+			out = append(out, p)
+		}
+	}
+	return append(out, over...)
 }
 
 // writeNativeHost registers `reins native-host` for Firefox under dir/home,
