@@ -335,6 +335,9 @@ func (e *env) open(t testing.TB, tab int) http.CookieJar {
 type dialOpts struct {
 	origin   string // "" means the companion's own; "-" means none
 	noCookie bool
+	// tinyBuffer gives the connection a receive buffer of a few KiB, so a
+	// viewer that never reads stalls the companion's writes sooner.
+	tinyBuffer bool
 }
 
 // dial opens /live-ws for tab with the jar's cookie.
@@ -355,7 +358,19 @@ func (e *env) dial(t testing.TB, jar http.CookieJar, tab int, o dialOpts) (*webs
 			h.Add("Cookie", c.String())
 		}
 	}
-	conn, resp, err := websocket.Dial(ctxT(t), u, &websocket.DialOptions{HTTPHeader: h})
+	do := &websocket.DialOptions{HTTPHeader: h}
+	if o.tinyBuffer {
+		tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if tc, ok := c.(*net.TCPConn); ok {
+				tc.SetReadBuffer(4 << 10)
+			}
+			return c, err
+		}}
+		t.Cleanup(tr.CloseIdleConnections)
+		do.HTTPClient = &http.Client{Transport: tr}
+	}
+	conn, resp, err := websocket.Dial(ctxT(t), u, do)
 	if err == nil {
 		conn.SetReadLimit(wire.MaxFrameBytes)
 		t.Cleanup(func() { conn.CloseNow() })

@@ -271,15 +271,29 @@ func (s *Server) greet(v *viewer) bool {
 	var vp Viewport
 	if err == nil {
 		vp, err = s.viewport(v.tab)
+		if wire.CodeOf(err) == wire.CodeRestrictedURL {
+			// A browser page for now: join anyway; the screencast says so
+			// and starts once the tab shows a web page again.
+			err = nil
+		}
 	}
 	if err != nil {
 		v.fail(wire.CodeOf(err), endMessage(err))
 		return false
 	}
-	v.offerControl(encode(Hello{Kind: KindHello, Tab: describe(t), Viewport: vp}))
+	hello := describe(t)
+	v.offerControl(encode(Hello{Kind: KindHello, Tab: hello, Viewport: vp}))
 	if err := s.join(v); err != nil {
 		v.fail(wire.CodeOf(err), endMessage(err))
 		return false
+	}
+	// The caster's subscription began after hello read the tab: a title or
+	// URL change in between reached neither, so look once more. A close or
+	// unshare in between fails the screencast's start, which ends the view.
+	if t, _, err := s.opts.Hub.Tab(v.tab); err == nil {
+		if now := describe(t); now != hello {
+			v.offerControl(encode(TabMsg{Kind: KindTab, Tab: now}))
+		}
 	}
 	return true
 }

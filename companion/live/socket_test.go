@@ -97,14 +97,14 @@ func TestStalledViewerDoesNotStallOthers(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.WriteTimeout = time.Minute })
 	reader := e.view(t)
 	jar := e.open(t, e.tab)
-	stalled, _, err := e.dial(t, jar, e.tab, dialOpts{})
+	stalled, _, err := e.dial(t, jar, e.tab, dialOpts{tinyBuffer: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stalled.CloseNow()
 	e.rec.waitN(t, "Page.startScreencast", 1)
 
-	big := randomB64(100 << 10) // incompressible, so socket buffers fill
+	big := randomB64(64 << 10) // incompressible, so socket buffers fill
 	i := 0
 	frame := func() {
 		i++
@@ -133,13 +133,13 @@ func TestStalledViewerDoesNotStallOthers(t *testing.T) {
 func TestStalledViewerIsClosedAfterTheWriteTimeout(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.WriteTimeout = 300 * time.Millisecond })
 	jar := e.open(t, e.tab)
-	stalled, _, err := e.dial(t, jar, e.tab, dialOpts{})
+	stalled, _, err := e.dial(t, jar, e.tab, dialOpts{tinyBuffer: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stalled.CloseNow()
 	e.rec.waitN(t, "Page.startScreencast", 1)
-	big := randomB64(100 << 10)
+	big := randomB64(64 << 10)
 	// Its leaving stops the screencast, as any last viewer's does.
 	stopped := func() bool { return e.rec.count("Page.stopScreencast") > 0 }
 	for i := 1; !stopped(); i++ {
@@ -382,4 +382,23 @@ func TestUnknownMessagesAreNoticedNotFatal(t *testing.T) {
 	v.waitMsg(t, 0, "a second notice", func(m map[string]any) bool {
 		return m["kind"] == KindNotice && strings.Contains(m["message"].(string), "could not read")
 	})
+}
+
+func TestRestrictedPageWaitsForAWebPage(t *testing.T) {
+	e := newEnv(t)
+	e.setTabs(t, []wire.TabInfo{{ID: nativeTab, URL: "chrome://settings/", Title: "Settings", Shared: true, WindowID: 1}})
+	e.waitHub(t, "the tab to show a browser page", func() bool {
+		tb, _, err := e.hub.Tab(e.tab)
+		return err == nil && tb.Unsupported != ""
+	})
+	v := e.view(t)
+	v.waitKind(t, 0, KindHello)
+	if m, _ := v.waitKind(t, 0, KindNotice); !strings.Contains(m["message"].(string), "cannot be shown") {
+		t.Fatalf("notice %v", m)
+	}
+	if n := e.rec.count("Page.startScreencast"); n != 0 {
+		t.Fatalf("startScreencast reached the extension for a browser page (%d)", n)
+	}
+	e.setTabs(t, []wire.TabInfo{{ID: nativeTab, URL: "https://example.com/back", Title: "Back", Shared: true, WindowID: 1}})
+	e.rec.waitN(t, "Page.startScreencast", 1)
 }
