@@ -70,7 +70,9 @@ func newFake(t *testing.T, tabs []wire.TabInfo) *fakeEnv {
 		t.Fatal(err)
 	}
 	deadline := time.After(5 * time.Second)
-	for len(h.Tabs()) < len(tabs) {
+	// Dial returns before the hub has processed hello; wait for both the
+	// browser and its tabs.
+	for len(h.Browsers()) == 0 || len(h.Tabs()) < len(tabs) {
 		select {
 		case <-changed:
 		case <-deadline:
