@@ -109,6 +109,11 @@ type Companion struct {
 	paused  atomic.Bool
 	overlay atomic.Bool
 
+	// The person's settings (settings.go): setMu orders their saves.
+	setMu    sync.Mutex
+	disabled []string // sorted
+	activity activityLog
+
 	offers    *pairing.Store
 	operators *operator.Manager
 	live      *live.Server
@@ -140,7 +145,9 @@ func New(cfg Config) (*Companion, error) {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
 	c := &Companion{cfg: cfg, log: cfg.Logger, subs: map[int]chan struct{}{}}
-	c.overlay.Store(true)
+	if err := c.loadSettings(); err != nil {
+		return nil, err
+	}
 	c.hub = hub.New(hub.Options{
 		Logger:         cfg.Logger,
 		RequestTimeout: cfg.RequestTimeout,
@@ -151,7 +158,10 @@ func New(cfg Config) (*Companion, error) {
 	// backends; c.CheckPaused is how the tray's Pause reaches every call.
 	runner := cfg.Tools
 	if runner == nil {
-		c.engine = tools.NewEngine(tools.Options{Hub: c.hub, Paused: c.CheckPaused, TakenOver: c.TakenOver, Logger: cfg.Logger})
+		c.engine = tools.NewEngine(tools.Options{
+			Hub: c.hub, Paused: c.CheckPaused, TakenOver: c.TakenOver,
+			Disabled: c.toolRefusal, OnActivity: c.RecordActivity, Logger: cfg.Logger,
+		})
 		runner = c.engine
 	}
 	c.mcp = mcp.New(mcp.Options{
@@ -176,6 +186,9 @@ func New(cfg Config) (*Companion, error) {
 	}
 	c.live = live.New(live.Options{Hub: c.hub, BaseURL: c.BaseURL(), Logger: cfg.Logger, OnChange: c.changed})
 	c.edge = edge.New(edge.Config{Port: cfg.Port, ExtensionIDs: c.extensionIDs}, c.routes())
+	// The hub hands its policy to every browser that connects; it must carry
+	// the saved settings from the first one on.
+	c.pushPolicy()
 	return c, nil
 }
 
@@ -322,15 +335,8 @@ func (c *Companion) setPaused(p bool) {
 	c.changed()
 }
 
-// SetOverlay turns the page overlay in shared tabs on or off.
-func (c *Companion) SetOverlay(on bool) {
-	c.overlay.Store(on)
-	c.pushPolicy()
-	c.changed()
-}
-
 func (c *Companion) pushPolicy() {
-	c.hub.SetPolicy(wire.Policy{Paused: c.paused.Load(), Overlay: c.overlay.Load()})
+	c.hub.SetPolicy(wire.Policy{Paused: c.paused.Load(), Overlay: c.overlay.Load(), Disabled: c.DisabledTools()})
 }
 
 // CheckPaused returns wire.ErrPaused-coded error while paused.
@@ -367,6 +373,12 @@ func (c *Companion) Changes() (<-chan struct{}, func()) {
 }
 
 func (c *Companion) changed() {
+	c.signal()
+	c.pushGraph()
+}
+
+// signal wakes every Changes subscriber without waiting for any.
+func (c *Companion) signal() {
 	c.mu.Lock()
 	for _, ch := range c.subs {
 		select {
@@ -375,7 +387,6 @@ func (c *Companion) changed() {
 		}
 	}
 	c.mu.Unlock()
-	c.pushGraph()
 }
 
 // pushGraph sends graph.state to Graph-enabled profiles in the background;

@@ -34,6 +34,10 @@ type Options struct {
 	// TakenOver returns a non-empty viewer name while a live-view viewer
 	// holds the tab; mutating calls then fail with code paused.
 	TakenOver func(tabID int) string
+	// Disabled returns an error for a tool the person turned off, nil
+	// otherwise. Checked on every call and every browser_batch step, after
+	// Paused.
+	Disabled func(tool string) error
 	// OnActivity receives every finished call. It must not block.
 	OnActivity func(Activity)
 	Logger     *slog.Logger
@@ -139,6 +143,11 @@ func (c *call) run(ctx context.Context, name string, args json.RawMessage) (res 
 	t := c.e.tools[name]
 	if t == nil {
 		return errorResult(wire.Errorf(wire.CodeUnknownTool, "Unknown tool: %s", name))
+	}
+	if c.e.opts.Disabled != nil {
+		if err := c.e.opts.Disabled(name); err != nil {
+			return errorResult(err)
+		}
 	}
 	defer func() {
 		// A bug in one tool must not take the companion down with it.
