@@ -19,7 +19,7 @@ CHROMIUM ?= /usr/lib/chromium/chromium
 # display for the end-to-end and UI tests, and a real Secret Service.
 APT_BUILD := gcc pkg-config libgl1-mesa-dev xorg-dev libxkbcommon-dev
 APT_RUN   := dbus dbus-x11 gnome-keyring
-APT_TEST  := chromium xvfb xauth imagemagick x11-utils libsecret-tools firefox-esr
+APT_TEST  := chromium xvfb xauth imagemagick x11-utils xdotool libsecret-tools firefox-esr
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

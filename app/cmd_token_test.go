@@ -25,7 +25,11 @@ import (
 	"github.com/reinshq/reins/companion/tools"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The Fyne driver the tray app links starts its main-thread queue when the
+// package initializes; it lives as long as the process, by design.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("fyne.io/fyne/v2/internal/async.(*UnboundedChan[...]).processing"))
+}
 
 // run runs the reins command line in-process.
 func run(t *testing.T, stdin io.Reader, args ...string) (code int, stdout, stderr string) {

@@ -1,0 +1,272 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/mcp"
+	"github.com/reinshq/reins/companion/wire"
+	"github.com/reinshq/reins/ui"
+)
+
+// stopSharingTimeout bounds the round trip to the extension when the person
+// stops sharing a tab from the dashboard.
+const stopSharingTimeout = 10 * time.Second
+
+// binding adapts the running companion to ui.Companion: the companion's
+// change signals become ui.State snapshots, and the UI's clicks become
+// companion calls. It is the only place that knows both shapes.
+type binding struct {
+	c   *companion.Companion
+	log *slog.Logger
+
+	// Stop-sharing round trips run in the background (the UI calls on its
+	// own goroutine and must not wait on a browser); close waits for them.
+	wg     sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+var _ ui.Companion = (*binding)(nil)
+
+func newBinding(c *companion.Companion, log *slog.Logger) *binding {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &binding{c: c, log: log, ctx: ctx, cancel: cancel}
+}
+
+// close cancels background actions and waits for them.
+func (b *binding) close() {
+	b.cancel()
+	b.wg.Wait()
+}
+
+// Subscribe turns the companion's coalesced change signals into snapshots.
+// The channel holds one State: a newer snapshot replaces one the UI has not
+// read yet, so a slow UI sees the latest state, never a backlog. Nothing
+// polls: a snapshot is built only when the companion signals a change.
+func (b *binding) Subscribe() (<-chan ui.State, func()) {
+	changes, stopChanges := b.c.Changes()
+	out := make(chan ui.State, 1)
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(out)
+		for {
+			select {
+			case <-quit:
+				return
+			case _, ok := <-changes:
+				if !ok {
+					return // the companion shut down
+				}
+				s := b.snapshot()
+				// This goroutine is the only sender, so after the drain
+				// the send cannot block.
+				select {
+				case <-out:
+				default:
+				}
+				out <- s
+			}
+		}
+	}()
+	var once sync.Once
+	return out, func() {
+		once.Do(func() {
+			close(quit)
+			stopChanges()
+			<-done
+		})
+	}
+}
+
+// snapshot reads everything the UI shows from the companion.
+func (b *binding) snapshot() ui.State {
+	c := b.c
+	paused := c.Paused()
+	s := ui.State{
+		Paused:        paused,
+		Port:          c.Port(),
+		MCPURL:        c.MCPURL(),
+		Version:       c.Version(),
+		Tools:         c.Tools(),
+		DisabledTools: c.DisabledTools(),
+		Overlay:       c.Overlay(),
+	}
+
+	mcpAgents := c.Agents()
+	backends := c.Backends()
+	nodeOf := map[string]string{} // agent name (as the engine knows it) → graph node id
+	for _, be := range backends {
+		s.Backends = append(s.Backends, ui.Backend{
+			ID: be.ID, Brand: be.Brand, Origin: be.Origin, ServerURL: be.ServerURL,
+			Transport: be.Transport, Connected: be.Connected, Revoked: be.Revoked, LastError: be.LastError,
+		})
+		if be.Revoked {
+			continue // listed so the person can forget it, but no longer an agent
+		}
+		id := "backend:" + be.ID
+		s.Graph.Agents = append(s.Graph.Agents, ui.Node{
+			ID: id, Name: be.Agent, Kind: ui.KindBackend, Connected: be.Connected, LastSeen: be.LastSeen,
+		})
+		nodeOf[be.Agent] = id
+	}
+	// MCP agents win a name clash: a token name is what the person typed.
+	seen := map[string]mcp.AgentInfo{}
+	var agentNodes []ui.Node
+	for _, a := range mcpAgents {
+		seen[a.Name] = a
+		agentNodes = append(agentNodes, ui.Node{ID: a.ID, Name: a.Name, Kind: ui.KindAgent, Connected: a.Connected, LastSeen: a.LastSeen})
+		nodeOf[a.Name] = a.ID
+	}
+	s.Graph.Agents = append(agentNodes, s.Graph.Agents...)
+
+	if ts := c.Tokens(); ts != nil {
+		infos, err := ts.List()
+		if err != nil {
+			b.log.Warn("listing agent tokens for the dashboard", "err", err)
+		}
+		for _, t := range infos {
+			a := ui.Agent{Name: t.Name, Created: t.Created}
+			if m, ok := seen[t.Name]; ok {
+				a.LastSeen, a.Connected = m.LastSeen, m.Connected
+			}
+			s.Agents = append(s.Agents, a)
+		}
+		sort.Slice(s.Agents, func(i, j int) bool { return s.Agents[i].Name < s.Agents[j].Name })
+	}
+
+	users := c.TabAgents()
+	edges := map[[2]string]int{}
+	for _, bi := range c.Hub().Browsers() {
+		s.Graph.Browsers = append(s.Graph.Browsers, ui.BrowserNode{
+			ID: bi.ID, Name: bi.Name, Mode: browserMode(bi.Mode), Engine: string(bi.Engine),
+			SharedTabs: bi.SharedTabs, Paused: paused,
+		})
+	}
+	for _, t := range c.Hub().Tabs() {
+		if !t.Shared {
+			continue
+		}
+		agent := users[t.ID]
+		s.Tabs = append(s.Tabs, ui.Tab{
+			ID: t.ID, Title: t.Title, URL: t.URL, BrowserID: t.BrowserID, BrowserName: t.BrowserName, AgentName: agent,
+		})
+		if id, ok := nodeOf[agent]; ok {
+			edges[[2]string{id, t.BrowserID}]++
+		}
+	}
+	for k, n := range edges {
+		s.Graph.Edges = append(s.Graph.Edges, ui.Edge{AgentID: k[0], BrowserID: k[1], Tabs: n})
+	}
+	sort.Slice(s.Graph.Edges, func(i, j int) bool {
+		a, b := s.Graph.Edges[i], s.Graph.Edges[j]
+		if a.AgentID != b.AgentID {
+			return a.AgentID < b.AgentID
+		}
+		return a.BrowserID < b.BrowserID
+	})
+
+	for _, o := range c.PendingOffers() {
+		s.Offers = append(s.Offers, ui.Offer{
+			ID: o.ID, Brand: o.Brand, Origin: o.Origin, ServerURL: o.ServerURL,
+			Transport: o.Transport, Received: o.Received, Expires: o.Expires,
+		})
+	}
+	for _, a := range c.Activity() {
+		s.Activity = append(s.Activity, ui.Activity{
+			Time: a.Time, Agent: a.Agent, Tool: a.Tool, TabID: a.TabID, Outcome: a.Outcome, Duration: a.Duration,
+		})
+	}
+	return s
+}
+
+func browserMode(m hub.Mode) string {
+	if m == hub.ModeDev {
+		return ui.ModeDev
+	}
+	return ui.ModeExtension
+}
+
+// SetPaused pauses or resumes automation.
+func (b *binding) SetPaused(paused bool) error {
+	if paused {
+		b.c.Pause()
+	} else {
+		b.c.Resume()
+	}
+	return nil
+}
+
+// ApproveOffer applies an offer the person allowed; the backend dials in the
+// background and its state arrives through the State stream.
+func (b *binding) ApproveOffer(id string) error {
+	_, err := b.c.ApproveOffer(id)
+	return err
+}
+
+// DenyOffer discards an offer.
+func (b *binding) DenyOffer(id string) error { return b.c.DenyOffer(id) }
+
+var errNoTokenStore = errors.New("no token store: agents cannot be given tokens")
+
+// IssueToken creates or replaces an agent's token.
+func (b *binding) IssueToken(name string) (string, error) {
+	ts := b.c.Tokens()
+	if ts == nil {
+		return "", errNoTokenStore
+	}
+	return ts.Issue(name)
+}
+
+// RevokeToken revokes an agent's token; the companion closes its sessions.
+func (b *binding) RevokeToken(name string) error {
+	ts := b.c.Tokens()
+	if ts == nil {
+		return errNoTokenStore
+	}
+	return ts.Revoke(name)
+}
+
+// ForgetBackend disconnects a paired backend and deletes its token.
+func (b *binding) ForgetBackend(id string) error { return b.c.ForgetBackend(id) }
+
+// StopSharing asks the tab's browser to stop sharing it. The local checks
+// answer at once; the browser round trip runs in the background because
+// the UI must not wait on a browser, and its outcome (the tab leaving the
+// shared list) arrives through the State stream.
+func (b *binding) StopSharing(tabID int) error {
+	t, _, err := b.c.Hub().Tab(tabID)
+	if err != nil {
+		return err
+	}
+	if !t.Shared {
+		return wire.Errorf(wire.CodeNotShared, "tab %d is not shared", tabID)
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		ctx, cancel := context.WithTimeout(b.ctx, stopSharingTimeout)
+		defer cancel()
+		if err := b.c.Hub().TabsShare(ctx, tabID, false); err != nil {
+			b.log.Warn("stop sharing failed", "tab", tabID, "browser", t.BrowserID, "err", err)
+		}
+	}()
+	return nil
+}
+
+// LiveViewURL returns a one-time live-view link for a shared tab.
+func (b *binding) LiveViewURL(tabID int) (string, error) { return b.c.LiveViewURL(tabID) }
+
+// SetDisabledTools replaces the set of tools no agent may call.
+func (b *binding) SetDisabledTools(names []string) error { return b.c.SetDisabledTools(names) }
+
+// SetOverlay turns the page overlay on or off.
+func (b *binding) SetOverlay(on bool) error { return b.c.SetOverlay(on) }

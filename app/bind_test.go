@@ -1,0 +1,316 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/reinshq/reins/app/desktoptest"
+	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/tokens"
+	"github.com/reinshq/reins/companion/wire"
+	"github.com/reinshq/reins/ui"
+)
+
+// bound is a real companion (real tool engine, --keyring file store) on a
+// free 127.0.0.1 port, with the UI binding over it and one subscription.
+type bound struct {
+	c      *companion.Companion
+	b      *binding
+	tokens *tokens.Manager
+	port   int
+	states <-chan ui.State
+}
+
+func startBound(t *testing.T) *bound {
+	t.Helper()
+	dir := dataDir(t)
+	tm, err := tokens.Open(dir, tokens.KeyringFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for attempt := 0; ; attempt++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		c, err := companion.New(companion.Config{Port: port, DataDir: dir, Version: "test", Tokens: tm, Logger: log, NoAdmin: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Start(); err != nil {
+			if attempt < 5 {
+				continue // another test took the port between Close and Start
+			}
+			t.Fatal(err)
+		}
+		b := newBinding(c, log)
+		states, cancel := b.Subscribe()
+		t.Cleanup(func() {
+			cancel()
+			b.close()
+			ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+			defer stop()
+			c.Shutdown(ctx)
+		})
+		return &bound{c: c, b: b, tokens: tm, port: port, states: states}
+	}
+}
+
+// wait receives snapshots until one satisfies ok.
+func (e *bound) wait(t *testing.T, what string, ok func(ui.State) bool) ui.State {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	var last ui.State
+	for {
+		select {
+		case s, open := <-e.states:
+			if !open {
+				t.Fatalf("state stream closed while waiting for %s", what)
+			}
+			if ok(s) {
+				return s
+			}
+			last = s
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s; last state %+v", what, last)
+		}
+	}
+}
+
+func (e *bound) browser(t *testing.T, hello wire.Hello, tabs []wire.TabInfo) *desktoptest.Browser {
+	t.Helper()
+	br, err := desktoptest.Dial(testCtx(t), e.port, hello, tabs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(br.Close)
+	return br
+}
+
+var workHello = wire.Hello{
+	ExtensionVersion: "0.1.0", Browser: "Chrome", BrowserEngine: wire.EngineChromium,
+	InstanceID: "inst-work", BrowserSessionID: "s1", Profile: "Work",
+}
+
+func TestBindingStateFollowsTheCompanion(t *testing.T) {
+	e := startBound(t)
+	first := e.wait(t, "the first snapshot", func(ui.State) bool { return true })
+	if first.Port != e.port || first.MCPURL != "http://127.0.0.1:"+strconv.Itoa(e.port)+"/mcp" || first.Version != "test" ||
+		first.Paused || !first.Overlay || !slices.Contains(first.Tools, "computer") || len(first.Graph.Browsers) != 0 {
+		t.Fatalf("first snapshot %+v", first)
+	}
+
+	br := e.browser(t, workHello, []wire.TabInfo{
+		{ID: 11, URL: "https://mail.example/inbox", Title: "Inbox", Shared: true, WindowID: 1},
+		{ID: 12, URL: "https://news.example/", Title: "News", WindowID: 1},
+	})
+	s := e.wait(t, "the browser and its shared tab", func(s ui.State) bool { return len(s.Tabs) == 1 })
+	if len(s.Graph.Browsers) != 1 {
+		t.Fatalf("browsers %+v", s.Graph.Browsers)
+	}
+	node, tab := s.Graph.Browsers[0], s.Tabs[0]
+	if node.Mode != ui.ModeExtension || node.Engine != ui.EngineChromium || node.SharedTabs != 1 || node.Paused {
+		t.Fatalf("browser node %+v", node)
+	}
+	if tab.Title != "Inbox" || tab.URL != "https://mail.example/inbox" || tab.BrowserID != node.ID || tab.BrowserName != node.Name || tab.AgentName != "" {
+		t.Fatalf("shared tab %+v (node %+v)", tab, node)
+	}
+
+	// A page's pairing offer waits for the person; Deny discards it.
+	if err := br.Offer("https://app.acme.example", "Acme Copilot", "https://api.acme.example/bop"); err != nil {
+		t.Fatal(err)
+	}
+	s = e.wait(t, "the offer", func(s ui.State) bool { return len(s.Offers) == 1 })
+	o := s.Offers[0]
+	if o.Origin != "https://app.acme.example" || o.Brand != "Acme Copilot" || o.ServerURL != "https://api.acme.example/bop" || o.Expires.Before(o.Received) {
+		t.Fatalf("offer %+v", o)
+	}
+	if err := e.b.DenyOffer(o.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(t, "the denied offer to go", func(s ui.State) bool { return len(s.Offers) == 0 })
+	if len(e.c.PendingOffers()) != 0 {
+		t.Fatal("the companion still holds the denied offer")
+	}
+
+	// Pause reaches the companion, the State and the extension.
+	if err := e.b.SetPaused(true); err != nil {
+		t.Fatal(err)
+	}
+	if wire.CodeOf(e.c.CheckPaused()) != wire.CodePaused {
+		t.Fatal("the companion is not paused")
+	}
+	s = e.wait(t, "paused", func(s ui.State) bool { return s.Paused })
+	if !s.Graph.Browsers[0].Paused {
+		t.Fatalf("the browser node does not show the pause: %+v", s.Graph.Browsers[0])
+	}
+	if _, err := br.WaitPolicy(testCtx(t), func(p wire.Policy) bool { return p.Paused }); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.b.SetPaused(false); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(t, "resumed", func(s ui.State) bool { return !s.Paused })
+	if e.c.CheckPaused() != nil {
+		t.Fatal("the companion is still paused")
+	}
+
+	// Tokens: issued through the store, listed with their creation time,
+	// revoked.
+	tok, err := e.b.IssueToken("claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, ok := e.tokens.Verify(tok); !ok || name != "claude" {
+		t.Fatal("the issued token does not verify")
+	}
+	s = e.wait(t, "the agent", func(s ui.State) bool { return len(s.Agents) == 1 })
+	if a := s.Agents[0]; a.Name != "claude" || a.Created.IsZero() || a.Connected {
+		t.Fatalf("agent %+v", a)
+	}
+	if err := e.b.RevokeToken("claude"); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(t, "the revoked agent to go", func(s ui.State) bool { return len(s.Agents) == 0 })
+	if _, ok := e.tokens.Verify(tok); ok {
+		t.Fatal("a revoked token still verifies")
+	}
+
+	// Settings reach the State and the extensions' policy.
+	if err := e.b.SetOverlay(false); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(t, "the overlay off", func(s ui.State) bool { return !s.Overlay })
+	if _, err := br.WaitPolicy(testCtx(t), func(p wire.Policy) bool { return !p.Overlay }); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.b.SetDisabledTools([]string{"javascript_tool"}); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(t, "the disabled tool", func(s ui.State) bool { return slices.Equal(s.DisabledTools, []string{"javascript_tool"}) })
+	if _, err := br.WaitPolicy(testCtx(t), func(p wire.Policy) bool { return slices.Equal(p.Disabled, []string{"javascript_tool"}) }); err != nil {
+		t.Fatal(err)
+	}
+
+	// Stop sharing asks the browser, whose new tab list empties the view.
+	if err := e.b.StopSharing(tab.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(t, "the unshared tab to go", func(s ui.State) bool { return len(s.Tabs) == 0 })
+	if err := e.b.StopSharing(tab.ID); wire.CodeOf(err) != wire.CodeNotShared {
+		t.Fatalf("stopping an unshared tab: %v", err)
+	}
+
+	// Live view links come from the companion; an unknown tab is refused.
+	if _, err := e.b.LiveViewURL(9999); err == nil {
+		t.Fatal("a live view of a tab that does not exist")
+	}
+
+	br.Close()
+	e.wait(t, "the browser to go", func(s ui.State) bool { return len(s.Graph.Browsers) == 0 })
+}
+
+// An agent's tool calls become activity, and the tabs it works in become
+// edges of the connection graph.
+func TestBindingActivityAndEdges(t *testing.T) {
+	e := startBound(t)
+	br := e.browser(t, workHello, nil)
+	e.wait(t, "the browser", func(s ui.State) bool { return len(s.Graph.Browsers) == 1 })
+	tok, err := e.b.IssueToken("claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	cl := sdk.NewClient(&sdk.Implementation{Name: "bind-test", Version: "1"}, nil)
+	cs, err := cl.Connect(testCtx(t), &sdk.StreamableClientTransport{
+		Endpoint:   "http://127.0.0.1:" + strconv.Itoa(e.port) + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{token: tok, base: tr}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	s := e.wait(t, "the connected agent", func(s ui.State) bool {
+		return len(s.Agents) == 1 && s.Agents[0].Connected && len(s.Graph.Agents) == 1
+	})
+	if n := s.Graph.Agents[0]; n.Kind != ui.KindAgent || n.Name != "claude" || !n.Connected || n.LastSeen.IsZero() {
+		t.Fatalf("agent node %+v", n)
+	}
+
+	res, err := cs.CallTool(testCtx(t), &sdk.CallToolParams{Name: "tabs_create_mcp", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("tabs_create_mcp: %+v, %v", res, err)
+	}
+	s = e.wait(t, "the agent's tab as an edge", func(s ui.State) bool { return len(s.Graph.Edges) == 1 && len(s.Tabs) == 1 })
+	if ed := s.Graph.Edges[0]; ed.AgentID != s.Graph.Agents[0].ID || ed.BrowserID != s.Graph.Browsers[0].ID || ed.Tabs != 1 {
+		t.Fatalf("edge %+v", ed)
+	}
+	if s.Tabs[0].AgentName != "claude" {
+		t.Fatalf("tab %+v", s.Tabs[0])
+	}
+	last := s.Activity[len(s.Activity)-1]
+	if last.Agent != "claude" || last.Tool != "tabs_create_mcp" || last.Outcome != "ok" || last.TabID != s.Tabs[0].ID || last.Duration <= 0 {
+		t.Fatalf("activity %+v", s.Activity)
+	}
+
+	// A tool the person turned off is refused, and the refusal is activity.
+	if err := e.b.SetDisabledTools([]string{"tabs_context_mcp"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = cs.CallTool(testCtx(t), &sdk.CallToolParams{Name: "tabs_context_mcp", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || res.Meta["code"] != string(companion.CodeToolDisabled) {
+		t.Fatalf("disabled tool: %+v, %v", res, err)
+	}
+	e.wait(t, "the refusal in the activity", func(s ui.State) bool {
+		a := s.Activity[len(s.Activity)-1]
+		return a.Tool == "tabs_context_mcp" && a.Outcome == string(companion.CodeToolDisabled)
+	})
+	_ = br
+}
+
+// A subscriber that does not read gets the newest State, not a backlog, and
+// cancel closes the stream.
+func TestBindingSubscribeKeepsOnlyTheNewest(t *testing.T) {
+	e := startBound(t)
+	states, cancel := e.b.Subscribe()
+	for _, p := range []bool{true, false, true, false, true} {
+		e.b.SetPaused(p)
+	}
+	e.wait(t, "the first subscription to see the pause", func(s ui.State) bool { return s.Paused })
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case s := <-states:
+			if len(states) != 0 {
+				t.Fatal("more than one State queued")
+			}
+			if s.Paused {
+				cancel()
+				if _, open := <-states; open {
+					// One snapshot may have been queued before cancel.
+					if _, open := <-states; open {
+						t.Fatal("the stream stays open after cancel")
+					}
+				}
+				cancel() // idempotent
+				return
+			}
+		case <-deadline:
+			t.Fatal("the second subscription never saw the newest State")
+		}
+	}
+}
