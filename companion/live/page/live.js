@@ -78,7 +78,10 @@
     changed();
   };
   ws.onclose = () => {
-    if (st.state !== 'ended') end('closed', 'The connection to Reins was lost. Reins may have stopped.');
+    if (st.state === 'ended') return;
+    // A refused upgrade and a dropped connection look the same from here.
+    if (st.state === 'connecting') end('closed', 'Live view could not connect to Reins: the view may have expired, or Reins is not running.');
+    else end('closed', 'The connection to Reins was lost. Reins may have stopped.');
   };
 
   function send(m) {
