@@ -183,10 +183,6 @@ var statusOf = map[wire.Code]int{
 
 func writeError(w http.ResponseWriter, err error) {
 	code := wire.CodeOf(err)
-	if errors.Is(err, context.Canceled) {
-		// The client left; nobody reads this, but say what happened.
-		code = wire.CodeTimeout
-	}
 	status, ok := statusOf[code]
 	if !ok {
 		status = http.StatusBadGateway
