@@ -35,7 +35,7 @@ func init() {
 	livePage = []byte(strings.NewReplacer("{{STYLE}}", liveCSS, "{{SCRIPT}}", liveJS).Replace(livePageHTML))
 	expiredPage = []byte(strings.NewReplacer("{{STYLE}}", liveCSS).Replace(expiredPageHTML))
 	liveCSP = "default-src 'none'; script-src " + hashSource(liveJS) + "; style-src " + hashSource(liveCSS) +
-		"; img-src 'self' data: blob:; connect-src 'self' ws://{{HOST}}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+		"; connect-src 'self' ws://{{HOST}}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 	expiredCSP = "default-src 'none'; style-src " + hashSource(liveCSS) + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
 
