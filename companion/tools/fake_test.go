@@ -66,6 +66,12 @@ func newFake(t *testing.T, tabs []wire.TabInfo) *fakeEnv {
 	})
 	ext.Handle(wire.MethodTabsList, func(json.RawMessage) (any, error) { return tabs, nil })
 	ext.Handle(wire.MethodCDP, f.cdp)
+	ext.Handle(wire.MethodTabsPrepare, func(json.RawMessage) (any, error) {
+		f.mu.Lock()
+		f.calls = append(f.calls, wire.MethodTabsPrepare)
+		f.mu.Unlock()
+		return map[string]any{}, nil
+	})
 	if err := ext.SendTabs(tabs); err != nil {
 		t.Fatal(err)
 	}
@@ -333,6 +339,35 @@ func TestEngineRules(t *testing.T) {
 			t.Fatalf("batch: %s", out)
 		}
 	})
+}
+
+func TestNavigatePreparesNewTab(t *testing.T) {
+	f := newFake(t, []wire.TabInfo{{ID: 5, URL: "chrome://newtab/", Title: "New Tab", Shared: true, WindowID: 1}})
+	id := f.hub.Tabs()[0].ID
+	s := f.e.NewSession("opener")
+	res := f.call(t, s, "navigate", map[string]any{"tabId": id, "url": "shop.example/cart"})
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	prepared, navigated := -1, -1
+	for i, c := range f.calls {
+		switch c {
+		case wire.MethodTabsPrepare:
+			prepared = i
+		case "Page.navigate":
+			navigated = i
+		}
+	}
+	if prepared < 0 || navigated < prepared {
+		t.Fatalf("calls %v: want tabs.prepare before Page.navigate", f.calls)
+	}
+	for _, c := range f.calls[:prepared] {
+		if strings.Contains(c, ".") && c != wire.MethodTabsPrepare {
+			t.Fatalf("CDP %s sent to a New Tab page before tabs.prepare", c)
+		}
+	}
 }
 
 func TestCreateIfEmpty(t *testing.T) {

@@ -197,3 +197,20 @@ func TestBuffersAreBounded(t *testing.T) {
 		t.Fatalf("network ring: %+v dropped %d", ns, dropped)
 	}
 }
+
+func TestSessionKeepsRecentImages(t *testing.T) {
+	s := &Session{Agent: "a"}
+	var ids []string
+	for i := 0; i < maxImages+5; i++ {
+		ids = append(ids, s.addImage(&image{tab: 1, data: []byte{byte(i)}}))
+	}
+	if s.image(ids[0]) != nil || s.image(ids[4]) != nil {
+		t.Fatal("old images were kept")
+	}
+	if img := s.image(ids[5]); img == nil || img.data[0] != 5 {
+		t.Fatal("a recent image was dropped")
+	}
+	if s.image(ids[len(ids)-1]) == nil || len(s.images) != maxImages {
+		t.Fatalf("%d images kept", len(s.images))
+	}
+}
