@@ -127,6 +127,9 @@ func parseFrame(typ websocket.MessageType, data []byte) (wire.Frame, bool) {
 
 var errLinkClosed = errors.New("link closed")
 
+// writeTimeout bounds one frame write to an extension.
+const writeTimeout = 10 * time.Second
+
 type reply struct {
 	result json.RawMessage
 	err    error
@@ -164,7 +167,14 @@ func (l *wsLink) RoundTrip(ctx context.Context, method string, params any) (json
 	l.pending[id] = ch
 	l.mu.Unlock()
 
-	if err := l.conn.Write(ctx, websocket.MessageText, data); err != nil {
+	// The write has its own deadline: the library closes the connection
+	// when a write's context ends mid-frame, and one caller giving up must
+	// not drop the browser for everyone. A peer that cannot take a frame in
+	// writeTimeout is too slow and is closed.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	err = l.conn.Write(wctx, websocket.MessageText, data)
+	cancel()
+	if err != nil {
 		l.forget(id)
 		select {
 		case <-l.closed:
@@ -223,7 +233,7 @@ func (l *wsLink) Notify(event string, params any) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
 	return l.conn.Write(ctx, websocket.MessageText, data)
 }
