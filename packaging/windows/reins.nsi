@@ -14,14 +14,16 @@
 ; What it does, all under the current user (HKCU, %LOCALAPPDATA%):
 ;   - installs into %LOCALAPPDATA%\Programs\Reins, where per-user apps go;
 ;   - adds a Start-menu shortcut and an Apps & features entry;
-;   - starts Reins at login (HKCU Run);
+;   - starts Reins at login (a shortcut in the user's Startup folder);
 ;   - registers the native messaging host for Chrome, Chromium, Brave, Edge,
 ;     Vivaldi and Firefox (HKCU keys pointing at manifests in the install dir).
 ; The uninstaller removes every one of these. The person's data (tokens,
 ; settings in %APPDATA%\reins) stays, as with any app, so a reinstall keeps
 ; its agents; README.md says how to remove it.
 
-Unicode true
+; A 64-bit installer for a 64-bit app: on 32-bit Windows, where reins.exe
+; could not run, it refuses to start instead of installing something dead.
+Target amd64-unicode
 ManifestDPIAware true
 RequestExecutionLevel user
 SetCompressor /SOLID lzma
@@ -33,9 +35,14 @@ CRCCheck on
 
 !define APPNAME "Reins"
 !define UNINSTKEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\Reins"
+; Start at login is the Startup-folder shortcut that the tray's "Start at
+; login" toggle (app/autostart.go, go-autostart) reads and writes, under the
+; same name: the menu then shows the truth, the toggle turns off what the
+; installer turned on, and login never starts Reins twice (a second launch
+; would open the dashboard). A Run value would do none of that.
+!define STARTUPLNK "$SMSTARTUP\reins.lnk"
+; Removed on uninstall in case an older build or the person added one.
 !define RUNKEY "Software\Microsoft\Windows\CurrentVersion\Run"
-; The Run value's name is the one app/ uses when the person toggles start at
-; login from the tray, so the two never create duplicate entries.
 !define RUNVALUE "Reins"
 
 !ifdef SIGN
@@ -77,11 +84,12 @@ VIAddVersionKey /LANG=${LANG_ENGLISH} "CompanyName" "Reins"
 VIAddVersionKey /LANG=${LANG_ENGLISH} "LegalCopyright" "Reins authors"
 
 ; A running Reins holds reins.exe open, and Windows refuses to replace or
-; delete an open file. Only this user's instances are stopped: on a shared
-; machine another person's Reins is theirs.
+; delete an open file. The installer runs unelevated, and an unelevated
+; taskkill can only end this user's processes: on a shared machine another
+; person's Reins is left alone (their copy lives in their own profile).
+; This also ends native hosts the browsers started; they restart on demand.
 !macro REINS_STOP
-  ReadEnvStr $0 USERNAME
-  nsExec::Exec 'taskkill /F /IM reins.exe /FI "USERNAME eq $0"'
+  nsExec::Exec 'taskkill /F /IM reins.exe'
   Pop $0
 !macroend
 
@@ -106,7 +114,7 @@ Section "Reins" SecMain
   WriteUninstaller "$INSTDIR\Uninstall Reins.exe"
 
   CreateShortcut "$SMPROGRAMS\Reins.lnk" "$INSTDIR\reins.exe" "" "$INSTDIR\reins.ico" 0
-  WriteRegStr HKCU "${RUNKEY}" "${RUNVALUE}" '"$INSTDIR\reins.exe"'
+  CreateShortcut "${STARTUPLNK}" "$INSTDIR\reins.exe" "" "$INSTDIR\reins.ico" 0
   !insertmacro REINS_REGISTER_HOSTS
 
   WriteRegStr HKCU "Software\Reins" "InstallDir" "$INSTDIR"
@@ -128,6 +136,7 @@ Section "Uninstall"
   SetShellVarContext current
   !insertmacro REINS_STOP
 
+  Delete "${STARTUPLNK}"
   DeleteRegValue HKCU "${RUNKEY}" "${RUNVALUE}"
   ; The same keys the tray app's "reins install-native-host" writes, so
   ; removing them here also unregisters a host the app registered itself.
