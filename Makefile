@@ -24,7 +24,7 @@ APT_TEST  := chromium xvfb xauth imagemagick x11-utils xdotool libsecret-tools f
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: help deps deps-run deps-test build run test test-unit test-race test-ui test-node test-keychain test-e2e conformance bench vet fmt clean \
-	deps-dist dist dist-check dist-deb dist-tarxz dist-windows dist-extension test-dist
+	deps-dist dist dist-check dist-deb dist-tarxz dist-windows dist-extension test-dist screenshots
 
 help:
 	@echo "make run    install what is missing, build, start Reins (headless when there is no display)"
@@ -118,6 +118,12 @@ conformance: build
 bench: build
 	@mkdir -p $(TEST_TMP)/cache
 	$(TEST_ENV) go test -run '^$$' -bench . -benchmem -benchtime 2s ./companion/hub/ ./companion/e2e/... ./companion/tools/...
+
+# The README's pictures of the tray app: the real binary under Xvfb with fake
+# browsers, real MCP agents and a paired reference backend.
+screenshots: deps-test build
+	@mkdir -p $(TEST_TMP)/cache
+	$(TEST_ENV) REINS_SCREENSHOTS=$(CURDIR)/assets/screenshots go test -count=1 -run '^TestDashboardScreenshots$$' ./app/desktoptest/
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -15,6 +15,7 @@ import (
 
 	"github.com/reinshq/reins/app/desktoptest"
 	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/operator/operatortest"
 	"github.com/reinshq/reins/companion/tokens"
 	"github.com/reinshq/reins/companion/wire"
 	"github.com/reinshq/reins/ui"
@@ -129,7 +130,7 @@ func TestBindingStateFollowsTheCompanion(t *testing.T) {
 	}
 
 	// A page's pairing offer waits for the person; Deny discards it.
-	if err := br.Offer("https://app.acme.example", "Acme Copilot", "https://api.acme.example/bop"); err != nil {
+	if err := br.Offer("https://app.acme.example", "Acme Copilot", map[string]any{"transport": "sse-http", "serverUrl": "https://api.acme.example/bop", "token": "backend-secret"}); err != nil {
 		t.Fatal(err)
 	}
 	s = e.wait(t, "the offer", func(s ui.State) bool { return len(s.Offers) == 1 })
@@ -280,6 +281,42 @@ func TestBindingActivityAndEdges(t *testing.T) {
 		return a.Tool == "tabs_context_mcp" && a.Outcome == string(companion.CodeToolDisabled)
 	})
 	_ = br
+}
+
+// Approving an offer pairs its backend, which joins the graph as a backend
+// node once connected; forgetting it removes both.
+func TestBindingApproveAndForgetABackend(t *testing.T) {
+	e := startBound(t)
+	br := e.browser(t, workHello, nil)
+	be := operatortest.New("acme-token", "")
+	defer be.Close()
+	if err := br.Offer("https://crm.acme.example", "Acme CRM", map[string]any{"transport": "sse-http", "serverUrl": be.URL(), "token": "acme-token"}); err != nil {
+		t.Fatal(err)
+	}
+	s := e.wait(t, "the offer", func(s ui.State) bool { return len(s.Offers) == 1 })
+	if err := e.b.ApproveOffer(s.Offers[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := be.WaitConnected(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s = e.wait(t, "the connected backend", func(s ui.State) bool {
+		return len(s.Offers) == 0 && len(s.Backends) == 1 && s.Backends[0].Connected && len(s.Graph.Agents) == 1
+	})
+	b, n := s.Backends[0], s.Graph.Agents[0]
+	if b.Origin != "https://crm.acme.example" || b.Brand != "Acme CRM" || b.Transport != "sse-http" || b.ServerURL != be.URL() {
+		t.Fatalf("backend %+v", b)
+	}
+	if n.Kind != ui.KindBackend || n.Name != "Acme CRM" || !n.Connected || n.ID != "backend:"+b.ID {
+		t.Fatalf("backend node %+v", n)
+	}
+	if err := e.b.ForgetBackend(b.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(t, "the forgotten backend to go", func(s ui.State) bool { return len(s.Backends) == 0 && len(s.Graph.Agents) == 0 })
+	if err := e.b.ApproveOffer("no-such-offer"); err == nil {
+		t.Fatal("approving an offer that does not exist")
+	}
 }
 
 // A subscriber that does not read gets the newest State, not a backlog, and

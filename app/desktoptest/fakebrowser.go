@@ -79,11 +79,12 @@ func (b *Browser) UpdateTab(t wire.TabInfo) error {
 }
 
 // Offer sends a pair.offer from a page of origin, as the extension's
-// content script forwards a page's window.postMessage.
-func (b *Browser) Offer(origin, brand, serverURL string) error {
-	cfg, _ := json.Marshal(map[string]any{"transport": "sse-http", "serverUrl": serverURL, "token": "backend-secret"})
+// background forwards a page's window.postMessage. cfg is the page's
+// config (transport, serverUrl, token, …).
+func (b *Browser) Offer(origin, brand string, cfg map[string]any) error {
+	raw, _ := json.Marshal(cfg)
 	br, _ := json.Marshal(map[string]any{"name": brand})
-	return b.Ext.Send(wire.EventPairOffer, wire.PairOffer{Config: cfg, Brand: br, Origin: origin})
+	return b.Ext.Send(wire.EventPairOffer, wire.PairOffer{Config: raw, Brand: br, Origin: origin})
 }
 
 // WaitPolicy waits until the companion has sent a policy that satisfies ok.

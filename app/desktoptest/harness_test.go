@@ -361,6 +361,46 @@ func (p *proc) rssKiB() int {
 	return 0
 }
 
+// memory splits the resident set by where it comes from: Mesa's software
+// GL (libLLVM, the DRI driver and the C heap it fills) is most of it under
+// Xvfb, and the rest is Reins itself.
+func (p *proc) memory() map[string]int {
+	p.t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", p.cmd.Process.Pid))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	kib := map[string]int{}
+	name := ""
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 5 && strings.Contains(f[0], "-"):
+			name = ""
+			if len(f) >= 6 {
+				name = f[5]
+			}
+		case len(f) == 3 && f[0] == "Rss:":
+			n, _ := strconv.Atoi(f[1])
+			switch {
+			case strings.Contains(name, "libLLVM"):
+				kib["llvm"] += n
+			case strings.Contains(name, "/dri/"):
+				kib["dri"] += n
+			case name == "[heap]":
+				kib["c_heap"] += n
+			case name == reinsBin:
+				kib["reins_binary"] += n
+			case name == "":
+				kib["anonymous"] += n
+			default:
+				kib["other_libs"] += n
+			}
+		}
+	}
+	return kib
+}
+
 // get fetches a companion URL.
 func (p *proc) get(path string) (int, string) {
 	p.t.Helper()

@@ -80,6 +80,9 @@ func TestTrayAppStartsOnceAndShowsItsDashboard(t *testing.T) {
 		t.Fatalf("a dashboard is on screen before anyone asked: %v", ids)
 	}
 	rss := p.rssKiB()
+	for k, v := range p.memory() {
+		t.Logf("resident %-12s %6d KiB", k, v)
+	}
 	figures(t, map[string]any{
 		"launch_to_mcp_ms":    mcpReady.Milliseconds(),
 		"launch_to_tray_ms":   trayReady.Milliseconds(),
@@ -239,7 +242,13 @@ func TestNoKeychainShowsAWindow(t *testing.T) {
 // out at its bottom right, inside the theme's padding.
 func clickClose(t *testing.T, d *desktop, win string) {
 	t.Helper()
-	var w, h int
+	w, h := geometry(t, d, win)
+	d.x(t, "xdotool", "mousemove", "--window", win, strconv.Itoa(w-45), strconv.Itoa(h-28), "click", "1")
+}
+
+// geometry is a window's size.
+func geometry(t *testing.T, d *desktop, win string) (w, h int) {
+	t.Helper()
 	for _, l := range strings.Split(d.x(t, "xdotool", "getwindowgeometry", "--shell", win), "\n") {
 		if v, ok := strings.CutPrefix(l, "WIDTH="); ok {
 			w, _ = strconv.Atoi(v)
@@ -251,7 +260,7 @@ func clickClose(t *testing.T, d *desktop, win string) {
 	if w == 0 || h == 0 {
 		t.Fatalf("no geometry for window %s", win)
 	}
-	d.x(t, "xdotool", "mousemove", "--window", win, strconv.Itoa(w-45), strconv.Itoa(h-28), "click", "1")
+	return w, h
 }
 
 func runtimeCores() int { return runtime.NumCPU() }

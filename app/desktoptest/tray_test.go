@@ -1,0 +1,84 @@
+package desktoptest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/reinshq/reins/companion/wire"
+)
+
+// The tray menu, driven the way a desktop panel drives it: over D-Bus,
+// reading the menu with com.canonical.dbusmenu GetLayout and sending
+// "clicked" events. Pause reaches the companion (the browser receives the
+// paused policy), a pairing offer shows in the menu and opens its approval
+// window, and Quit ends the process cleanly.
+func TestTrayMenuOverDBus(t *testing.T) {
+	d := newDesktop(t)
+	pnl := newPanel(t, d.bus)
+	port := freePort(t)
+	p := d.startReins(t, shortDir(t), port, []string{"--keyring", "file"})
+	p.waitMCP()
+	icon := pnl.waitItem(t).sender
+
+	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
+	defer cancel()
+	br, err := Dial(ctx, port, wire.Hello{Browser: "Chrome", BrowserEngine: wire.EngineChromium, InstanceID: "i1", BrowserSessionID: "s1", Profile: "Work"},
+		[]wire.TabInfo{{ID: 5, URL: "https://mail.example/", Title: "Inbox", Shared: true, WindowID: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+
+	menu := pnl.waitMenu(t, icon, "the browser and its shared tab", func(m menuItem) bool {
+		return len(m.Children) > 0 && strings.Contains(m.Children[0].Label, "1 browser · 1 shared tab")
+	})
+	pause, _ := menu.find("Pause automation")
+	if pause.Toggled {
+		t.Fatalf("paused at start: %s", pause)
+	}
+	if _, ok := menu.find("Inbox — Chrome (Work)"); !ok {
+		t.Errorf("the Live view submenu does not list the shared tab: %s", menu)
+	}
+
+	pnl.click(t, icon, pause)
+	if _, err := br.WaitPolicy(ctx, func(p wire.Policy) bool { return p.Paused }); err != nil {
+		t.Fatalf("clicking Pause automation did not pause the companion: %v", err)
+	}
+	menu = pnl.waitMenu(t, icon, "the paused state", func(m menuItem) bool {
+		it, _ := m.find("Pause automation")
+		return it.Toggled && len(m.Children) > 0 && m.Children[0].Label == "Paused"
+	})
+	pause, _ = menu.find("Pause automation")
+	pnl.click(t, icon, pause)
+	if _, err := br.WaitPolicy(ctx, func(p wire.Policy) bool { return !p.Paused }); err != nil {
+		t.Fatalf("clicking again did not resume: %v", err)
+	}
+
+	// A pairing offer waits for the person: the menu says so and its
+	// approval window comes up on its own.
+	if err := br.Offer("https://app.acme.example", "Acme Copilot", map[string]any{"transport": "sse-http", "serverUrl": "https://api.acme.example/bop", "token": "backend-secret"}); err != nil {
+		t.Fatal(err)
+	}
+	menu = pnl.waitMenu(t, icon, "the waiting offer", func(m menuItem) bool {
+		_, ok := m.find("Pairing requests (1)")
+		return ok && strings.Contains(m.Children[0].Label, "1 pairing request")
+	})
+	d.window(t, "pairing request$")
+
+	open, _ := menu.find("Open dashboard")
+	pnl.click(t, icon, open)
+	d.window(t, "^Reins$")
+
+	quit, ok := menu.find("Quit")
+	if !ok {
+		t.Fatalf("no Quit item: %s", menu)
+	}
+	pnl.click(t, icon, quit)
+	if code := p.wait(); code != 0 {
+		t.Fatalf("Quit from the tray: exit %d; log:\n%s", code, p.log())
+	}
+	if strings.Contains(p.log(), "panic") {
+		t.Fatalf("panic on quit:\n%s", p.log())
+	}
+}
