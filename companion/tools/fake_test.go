@@ -370,6 +370,24 @@ func TestNavigatePreparesNewTab(t *testing.T) {
 	}
 }
 
+func TestDisabledTools(t *testing.T) {
+	e := tools.NewEngine(tools.Options{Hub: hub.New(hub.Options{Logger: quietLogger()}), Logger: quietLogger(),
+		Disabled: func(tool string) error {
+			if tool == "update_plan" {
+				return wire.Errorf(wire.CodeUnauthorized, "the person turned %s off", tool)
+			}
+			return nil
+		}})
+	defer e.Close()
+	s := e.NewSession("a")
+	res := e.Call(context.Background(), s, "update_plan", json.RawMessage(`{"domains":[],"approach":[]}`))
+	wantCode(t, res, wire.CodeUnauthorized)
+	res = e.Call(context.Background(), s, "browser_batch", json.RawMessage(`{"steps":[{"tool":"shortcuts_list"},{"tool":"update_plan","args":{"domains":[],"approach":[]}}]}`))
+	if !res.IsError || res.Code != wire.CodeUnauthorized || !strings.Contains(text(res), "step 2/2: update_plan failed") {
+		t.Fatalf("disabled tool in a batch: %s", text(res))
+	}
+}
+
 func TestCreateIfEmpty(t *testing.T) {
 	f := newFake(t, nil)
 	s := f.e.NewSession("lonely")
