@@ -31,6 +31,12 @@ type Browser struct {
 	lastSeen  time.Time
 	lastGraph []byte
 
+	// The policy sender: the newest policy waiting, and whether a sender
+	// goroutine is running.
+	policyMu      sync.Mutex
+	nextPolicy    *wire.Policy
+	policySending bool
+
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
@@ -286,14 +292,38 @@ func (b *Browser) Disconnect(reason string) {
 	b.detach(wire.Errorf(wire.CodeNoSuchBrowser, "browser %s disconnected: %s", b.ID, reason), reason)
 }
 
+// sendPolicy queues p for the browser. One sender per browser delivers
+// the newest queued policy, so two quick changes never arrive out of order
+// and a slow browser never holds up the caller.
 func (b *Browser) sendPolicy(p wire.Policy) {
 	n, ok := b.rt.(Notifier)
 	if !ok {
 		return
 	}
-	if err := n.Notify(wire.EventPolicy, p); err != nil {
-		b.hub.log.Debug("policy not delivered", "browser", b.ID, "err", err)
+	b.policyMu.Lock()
+	b.nextPolicy = &p
+	if b.policySending {
+		b.policyMu.Unlock()
+		return
 	}
+	b.policySending = true
+	b.policyMu.Unlock()
+	go func() {
+		for {
+			b.policyMu.Lock()
+			next := b.nextPolicy
+			b.nextPolicy = nil
+			if next == nil {
+				b.policySending = false
+				b.policyMu.Unlock()
+				return
+			}
+			b.policyMu.Unlock()
+			if err := n.Notify(wire.EventPolicy, *next); err != nil {
+				b.hub.log.Debug("policy not delivered", "browser", b.ID, "err", err)
+			}
+		}
+	}()
 }
 
 // Notifier is a RoundTripper that can also send events to the browser.

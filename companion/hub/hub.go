@@ -168,7 +168,7 @@ func (h *Hub) Attach(hello wire.Hello, mode Mode, rt RoundTripper) (*Browser, er
 		replaced.detach(wire.Errorf(wire.CodeNoSuchBrowser, "browser %s reconnected on a new connection", id), "replaced by a new connection")
 	}
 	h.log.Info("browser connected", "browser", id, "name", b.name, "engine", hello.EngineOrDefault(), "mode", mode)
-	go b.sendPolicy(policy)
+	b.sendPolicy(policy)
 	h.changed()
 	return b, nil
 }
@@ -350,7 +350,7 @@ func (h *Hub) SetPolicy(p wire.Policy) {
 	}
 	h.mu.Unlock()
 	for _, b := range bs {
-		go b.sendPolicy(p)
+		b.sendPolicy(p)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -566,5 +567,36 @@ func TestGraphPushedOnlyToGraphProfilesAndOnlyWhenChanged(t *testing.T) {
 	}
 	if len(graphs) != 0 {
 		t.Fatal("an unchanged graph was sent twice")
+	}
+}
+
+func TestPoliciesArriveInOrder(t *testing.T) {
+	changed, notify := changeSignal()
+	e := newEnv(t, hub.Options{OnChange: notify})
+	x := dial(t, e, hello("i", "s"))
+	waitFor(t, changed, "browser", func() bool { return len(e.hub.Browsers()) == 1 })
+	for i := range 50 {
+		e.hub.SetPolicy(wire.Policy{Paused: i%2 == 0, Disabled: []string{strconv.Itoa(i)}})
+	}
+	last := -1
+	for last != 49 {
+		select {
+		case ev := <-x.Events():
+			if ev.Event != wire.EventPolicy {
+				continue
+			}
+			var p wire.Policy
+			json.Unmarshal(ev.Params, &p)
+			if len(p.Disabled) == 0 {
+				continue // the policy sent on connect
+			}
+			n, _ := strconv.Atoi(p.Disabled[0])
+			if n <= last {
+				t.Fatalf("policy %d arrived after policy %d", n, last)
+			}
+			last = n
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the newest policy never arrived (last %d)", last)
+		}
 	}
 }

@@ -62,7 +62,9 @@ func (h *Hub) serveConn(ctx context.Context, conn *websocket.Conn, origin string
 		conn.Close(websocket.StatusGoingAway, err.Error())
 		return
 	}
+	link.mu.Lock()
 	link.browserID = b.ID
+	link.mu.Unlock()
 	for {
 		typ, data, err := conn.Read(ctx)
 		if err != nil {
@@ -139,7 +141,7 @@ type reply struct {
 // requests may be in flight; each waits on its own channel keyed by id.
 type wsLink struct {
 	conn      *websocket.Conn
-	browserID string
+	browserID string // guarded by mu: Attach names the browser after the link exists
 	nextID    atomic.Int64
 
 	mu       sync.Mutex
@@ -184,7 +186,10 @@ func (l *wsLink) RoundTrip(ctx context.Context, method string, params any) (json
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, wire.Errorf(wire.CodeNoSuchBrowser, "sending %s to browser %s: %v", method, l.browserID, err)
+		l.mu.Lock()
+		id := l.browserID
+		l.mu.Unlock()
+		return nil, wire.Errorf(wire.CodeNoSuchBrowser, "sending %s to browser %s: %v", method, id, err)
 	}
 	select {
 	case r := <-ch:
