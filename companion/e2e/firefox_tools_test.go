@@ -236,9 +236,16 @@ func refFor(t *testing.T, text, what string) string {
 // firefoxToolSuite drives Firefox through the real MCP endpoint with the
 // tool catalog, as an agent does.
 func firefoxToolSuite(t *testing.T, s *harness.FirefoxStack) {
+	toolSuite(t, s.Reins, "fox")
+}
+
+// toolSuite drives the browser the companion r sees first through the real
+// MCP endpoint with the tool catalog, as an agent named agent does. The
+// same suite runs against Chromium and Firefox.
+func toolSuite(t *testing.T, r *harness.Reins, agent string) {
 	pages := startToolsServer()
 	t.Cleanup(pages.srv.Close)
-	cs := mcpSession(t, s.Reins, "fox")
+	cs := mcpSession(t, r, agent)
 	toolsURL := pages.srv.URL + "/tools"
 
 	created := mustTool(t, cs, "tabs_create_mcp", map[string]any{"url": toolsURL})
