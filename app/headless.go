@@ -5,12 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/devbrowser"
 	"github.com/reinshq/reins/companion/inspect"
 )
 
@@ -22,6 +24,8 @@ func runHeadless(env Env, args []string) error {
 	var extIDs stringList
 	fs.Var(&extIDs, "allow-extension", "also accept this Chromium extension id on the extension socket (repeatable)")
 	inspectSocket := fs.String("inspect-socket", "", "serve the hub inspection API on this Unix socket (tests and diagnostics)")
+	devBrowser := fs.String("dev-browser", "", "also launch the Chromium at this path with a fresh profile and drive it over raw CDP (graph mode dev)")
+	devHeaded := fs.Bool("dev-browser-window", false, "show the --dev-browser window instead of running it headless")
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
@@ -53,6 +57,16 @@ func runHeadless(env Env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *devBrowser != "" {
+		dev, err := startDevBrowser(ctx, c, *devBrowser, !*devHeaded, log)
+		if err != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c.Shutdown(sctx)
+			return err
+		}
+		defer dev.Close()
+	}
 	inspectDone := make(chan struct{})
 	if *inspectSocket != "" {
 		go func() {
@@ -76,6 +90,23 @@ func runHeadless(env Env, args []string) error {
 	case <-sctx.Done():
 	}
 	return err
+}
+
+// startDevBrowser launches a Chromium the companion drives itself and
+// registers it with the hub, where it shows with mode dev.
+func startDevBrowser(ctx context.Context, c *companion.Companion, path string, headless bool, log *slog.Logger) (*devbrowser.Browser, error) {
+	lctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	b, err := devbrowser.Launch(lctx, devbrowser.Options{Path: path, Headless: headless, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("--dev-browser: %w", err)
+	}
+	if _, err := b.Attach(c.Hub()); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("--dev-browser: %w", err)
+	}
+	log.Info("dev browser attached", "path", path, "headless", headless)
+	return b, nil
 }
 
 type stringList []string

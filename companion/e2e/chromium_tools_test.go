@@ -1,13 +1,18 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/reinshq/reins/companion/e2e/internal/harness"
+	"github.com/reinshq/reins/companion/inspect"
 )
 
 // TestChromiumToolSuite runs the tool suite through the real MCP endpoint of
@@ -102,4 +107,46 @@ func TestAgentsOverMCPWithChromium(t *testing.T) {
 			t.Errorf("%s: HTTP %d, WWW-Authenticate %q", tc.name, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 		}
 	}
+}
+
+// startDevReins runs reins headless with --dev-browser: a Chromium the
+// companion drives over raw CDP, shown with mode dev.
+func startDevReins(t testing.TB) *harness.Reins {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	path := harness.ChromiumPath()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("no Chromium at %s (set REINS_CHROMIUM): %v", path, err)
+	}
+	r, err := harness.StartReins(ctx, "--dev-browser", path)
+	if err != nil {
+		t.Fatalf("starting reins with a dev browser: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := r.Stop(15 * time.Second); err != nil {
+			t.Errorf("stopping reins: %v\n%s", err, harness.Tail(r.Output(), 40))
+		}
+		r.Close()
+	})
+	w, err := r.Client.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	snap, err := w.Until(ctx, func(s inspect.Snapshot) bool { return len(s.Browsers) > 0 })
+	if err != nil {
+		t.Fatalf("the dev browser never attached: %v\n%s", err, harness.Tail(r.Output(), 40))
+	}
+	if snap.Browsers[0].Mode != "dev" {
+		t.Fatalf("browser %+v, want mode dev", snap.Browsers[0])
+	}
+	return r
+}
+
+// TestDevBrowserToolSuite runs the same tool suite through MCP against the
+// dev transport.
+func TestDevBrowserToolSuite(t *testing.T) {
+	r := startDevReins(t)
+	toolSuite(t, r, "dev-agent")
 }

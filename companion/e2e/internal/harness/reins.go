@@ -38,7 +38,7 @@ const StartTimeout = 20 * time.Second
 // StartReins starts `reins headless` on a free port with a fresh data dir, a
 // file keyring and the inspection socket, and returns once GET / answers the
 // health text and the socket answers.
-func StartReins(ctx context.Context) (*Reins, error) {
+func StartReins(ctx context.Context, extraArgs ...string) (*Reins, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
@@ -46,7 +46,7 @@ func StartReins(ctx context.Context) (*Reins, error) {
 	var lastErr error
 	// A free port can be taken between asking and binding; try a few.
 	for range 3 {
-		r, err := startReins(ctx, bin)
+		r, err := startReins(ctx, bin, extraArgs)
 		if err == nil {
 			return r, nil
 		}
@@ -60,7 +60,7 @@ func StartReins(ctx context.Context) (*Reins, error) {
 
 var errPortTaken = errors.New("port taken")
 
-func startReins(ctx context.Context, bin string) (*Reins, error) {
+func startReins(ctx context.Context, bin string, extraArgs []string) (*Reins, error) {
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
@@ -85,6 +85,7 @@ func startReins(ctx context.Context, bin string) (*Reins, error) {
 		"--inspect-socket", r.Socket,
 		"--log-level", "debug",
 	)
+	r.cmd.Args = append(r.cmd.Args, extraArgs...)
 	r.cmd.Stdout = r.out
 	r.cmd.Stderr = r.out
 	if err := r.cmd.Start(); err != nil {
