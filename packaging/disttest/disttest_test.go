@@ -171,6 +171,20 @@ func TestDeb(t *testing.T) {
 		if !depends["libc6"] {
 			t.Error("Depends lacks libc6")
 		}
+		// GLFW dlopens these instead of linking them: objdump cannot see
+		// them, the binary's strings can.
+		bin, err := os.ReadFile(filepath.Join(x, "usr/bin/reins"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, so := range []string{"libXcursor.so.1", "libXrandr.so.2", "libXinerama.so.1", "libXi.so.6", "libXxf86vm.so.1"} {
+			if !bytes.Contains(bin, []byte(so)) {
+				continue
+			}
+			if pkg := libPackage(t, so); !depends[pkg] {
+				t.Errorf("/usr/bin/reins may dlopen %s from %s, which Depends lacks", so, pkg)
+			}
+		}
 	})
 
 	t.Run("contents", func(t *testing.T) {
@@ -250,7 +264,7 @@ func TestDeb(t *testing.T) {
 	})
 
 	t.Run("version", func(t *testing.T) {
-		out := strings.TrimSpace(run(t, "/usr/bin/reins", "version"))
+		out := strings.TrimSpace(stdout(t, "/usr/bin/reins", "version"))
 		if out != "reins "+version {
 			t.Errorf("/usr/bin/reins version printed %q, want %q", out, "reins "+version)
 		}
@@ -439,7 +453,7 @@ func TestTarXz(t *testing.T) {
 	}
 	x := t.TempDir()
 	run(t, "tar", "-xJf", tarball, "-C", x)
-	if out := strings.TrimSpace(run(t, filepath.Join(x, "reins/usr/local/bin/reins"), "version")); out != "reins "+version {
+	if out := strings.TrimSpace(stdout(t, filepath.Join(x, "reins/usr/local/bin/reins"), "version")); out != "reins "+version {
 		t.Errorf("tarball binary says %q, want reins %s", out, version)
 	}
 }

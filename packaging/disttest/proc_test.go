@@ -31,6 +31,14 @@ func run(t *testing.T, name string, args ...string) string {
 	return string(out)
 }
 
+// stdout is run's standard output alone: what a script reading the command
+// gets (stderr may carry library noise, such as Fyne's locale warnings).
+func stdout(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	out, _ := runEnv(t, nil, nil, name, args...)
+	return string(out)
+}
+
 // runEnv is run with extra environment and stdin.
 func runEnv(t *testing.T, env []string, stdin []byte, name string, args ...string) (stdout, stderr []byte) {
 	t.Helper()

@@ -59,6 +59,17 @@ depends=$(cd "$work" && printf 'Source: reins\n\nPackage: reins\nArchitecture: a
 	dpkg-shlibdeps -O -e"$stage/usr/bin/reins" | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "build-deb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 
+# GLFW, Fyne's window layer, dlopens these X11 libraries rather than linking
+# them, so they are missing from NEEDED and dpkg-shlibdeps cannot see them;
+# without them the tray app loses cursors, multi-monitor layout, input and
+# gamma. The binary names each one it may load, so only those are added.
+for so in libXcursor.so.1 libXrandr.so.2 libXinerama.so.1 libXi.so.6 libXxf86vm.so.1; do
+	grep -qaF "$so" "$stage/usr/bin/reins" || continue
+	pkg=$(dpkg -S "*/$so" 2>/dev/null | head -n1 | cut -d: -f1)
+	[ -n "$pkg" ] || { echo "build-deb: the binary may dlopen $so, but no installed package ships it" >&2; exit 1; }
+	case ", $depends," in *", $pkg,"* | *", $pkg "*) ;; *) depends="$depends, $pkg" ;; esac
+done
+
 website=$(sed -n 's/^ *Website *= *"\(.*\)"/\1/p' FyneApp.toml)
 size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 cat >"$stage/DEBIAN/control" <<EOF
