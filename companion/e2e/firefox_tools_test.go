@@ -139,7 +139,7 @@ func (ts *toolsServer) wait(ctx context.Context, prefix string) (string, error) 
 
 // issueToken issues an agent token through the running reins' admin
 // channel, as a person would with `reins token issue`.
-func issueToken(t *testing.T, r *harness.Reins, name string) string {
+func issueToken(t testing.TB, r *harness.Reins, name string) string {
 	t.Helper()
 	bin, err := harness.Binary()
 	if err != nil {
@@ -164,7 +164,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // mcpSession connects the real MCP client to /mcp over HTTP with a token.
-func mcpSession(t *testing.T, r *harness.Reins, agent string) *mcp.ClientSession {
+func mcpSession(t testing.TB, r *harness.Reins, agent string) *mcp.ClientSession {
 	t.Helper()
 	tok := issueToken(t, r, agent)
 	tr := &http.Transport{}
@@ -220,7 +220,7 @@ func mustTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 var refRE = regexp.MustCompile(`ref_\d+`)
 
 // refFor finds the ref of the line of a find/read_page answer mentioning what.
-func refFor(t *testing.T, text, what string) string {
+func refFor(t testing.TB, text, what string) string {
 	t.Helper()
 	for _, line := range strings.Split(text, "\n") {
 		if strings.Contains(line, what) {

@@ -172,6 +172,9 @@ func (r *Reins) LogTime(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// PID is the reins process id.
+func (r *Reins) PID() int { return r.cmd.Process.Pid }
+
 // Exited is closed when the process has exited.
 func (r *Reins) Exited() <-chan struct{} { return r.exited }
 
