@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
+	"github.com/reinshq/reins/companion/inspect"
 )
 
 // benchPage is a local page of about 200 elements: navigation, cards with
@@ -151,4 +152,45 @@ func benchCall(b *testing.B, cs *mcp.ClientSession, name string, args map[string
 		}
 	}
 	return out.String()
+}
+
+// BenchmarkCompanionRSS reports the companion's resident memory with two
+// browsers (an extension profile and a dev browser) and two agents that
+// each opened and read a tab.
+func BenchmarkCompanionRSS(b *testing.B) {
+	r := startDevReins(b)
+	ctx := within(b, setupTimeout)
+	chrome, err := harness.StartChromium(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(chrome.Close)
+	if err := chrome.UseCompanionPort(ctx, r.Port); err != nil {
+		b.Fatal(err)
+	}
+	w, err := r.Client.Watch(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	snap, err := w.Until(ctx, func(s inspect.Snapshot) bool { return len(s.Browsers) == 2 })
+	if err != nil {
+		b.Fatalf("two browsers never connected: %v", err)
+	}
+	page := startBenchPage(b)
+	for i, br := range snap.Browsers {
+		cs := mcpSession(b, r, "agent-"+strconv.Itoa(i))
+		benchCall(b, cs, "switch_browser", map[string]any{"browserId": br.ID})
+		out := benchCall(b, cs, "tabs_create_mcp", map[string]any{"url": page.URL})
+		m := benchTab.FindStringSubmatch(out)
+		if m == nil {
+			b.Fatalf("tabs_create_mcp answered %s", out)
+		}
+		tab, _ := strconv.Atoi(m[1])
+		benchCall(b, cs, "read_page", map[string]any{"tabId": tab})
+		benchCall(b, cs, "computer", map[string]any{"tabId": tab, "action": "screenshot"})
+	}
+	for range b.N {
+	}
+	b.ReportMetric(float64(rssKiB(b, r.PID()))/1024, "rss-MiB")
 }
