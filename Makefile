@@ -73,7 +73,7 @@ run: build
 TEST_TMP := $(CURDIR)/.test-tmp
 TEST_ENV := XDG_CACHE_HOME=$(TEST_TMP)/cache REINS_BIN=$(BIN) REINS_CHROMIUM=$(CHROMIUM)
 
-test: deps-test build vet test-node test-race test-ui test-keychain test-e2e conformance
+test: deps-test build vet test-node test-race test-ui test-keychain test-e2e conformance test-dist
 	@echo "all tests passed"
 
 vet:

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -129,5 +131,34 @@ func TestPairNeedsARunningCompanion(t *testing.T) {
 	code, _, errOut = run(t, nil, "pair", "frobnicate", "--data-dir", dataDir(t))
 	if code == 0 || !strings.Contains(errOut, "usage") {
 		t.Fatalf("%d %q", code, errOut)
+	}
+}
+
+func TestBrowsersStartTheNativeHost(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"chrome-extension://cahakjcjmollcmebjjnhhlhcdhipahla/"}, true},
+		{[]string{"chrome-extension://cahakjcjmollcmebjjnhhlhcdhipahla/", "--parent-window=0"}, true},
+		{[]string{"/home/x/.mozilla/native-messaging-hosts/com.reins.companion.json", "reins@reins.dev"}, true},
+		{[]string{"token", "issue", "reins@reins.dev"}, false},
+		{[]string{"version"}, false},
+		{nil, false},
+	} {
+		if got := launchedByBrowser(tc.args); got != tc.want {
+			t.Errorf("launchedByBrowser(%q) = %v, want %v", tc.args, got, tc.want)
+		}
+	}
+	// Started by Chromium, reins answers a hello over native messaging.
+	var in bytes.Buffer
+	frame := []byte(`{"type":"hello"}`)
+	binary.Write(&in, binary.LittleEndian, uint32(len(frame)))
+	in.Write(frame)
+	var out, errOut bytes.Buffer
+	code := Main(Env{Args: []string{"reins", "chrome-extension://cahakjcjmollcmebjjnhhlhcdhipahla/", "--data-dir", dataDir(t)},
+		Stdin: &in, Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }})
+	if code != 0 || out.Len() < 4 || !strings.Contains(out.String(), `"hello"`) || !strings.Contains(out.String(), `"port"`) {
+		t.Fatalf("exit %d, out %q, err %q", code, out.String(), errOut.String())
 	}
 }
