@@ -18,8 +18,8 @@ const (
 )
 
 // adminCall runs fn against the running companion of the data dir the
-// flags name. Pair offers live only in the running companion, so there is
-// no store fallback here.
+// flags name, for commands that only the running companion can answer
+// (pair offers, backends, Live view links): there is no store fallback.
 func adminCall(env Env, name string, args []string, usage string, fn func(ctx context.Context, c *admin.Client, pos []string) error) error {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
@@ -42,7 +42,7 @@ func adminCall(env Env, name string, args []string, usage string, fn func(ctx co
 	defer c.Close()
 	err = fn(ctx, c, pos)
 	if errors.Is(err, admin.ErrNotRunning) {
-		return fmt.Errorf("%w: start Reins (or reins headless) first; pairing needs the running companion", err)
+		return fmt.Errorf("%w: start Reins (or reins headless) first; reins %s needs the running companion", err, name)
 	}
 	return err
 }
