@@ -98,6 +98,25 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseCommand parses a subcommand's common flags, which may come before or
+// after its positional arguments, resolves them, and returns the positional
+// arguments. A bad flag prints usage.
+func parseCommand(env Env, name, usage string, args []string) (Common, []string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	var common Common
+	common.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, usage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return common, nil, err
+	}
+	return common, pos, common.resolve()
+}
+
 type command struct {
 	name    string
 	summary string

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -21,19 +20,8 @@ const (
 // flags name, for commands that only the running companion can answer
 // (pair offers, backends, Live view links): there is no store fallback.
 func adminCall(env Env, name string, args []string, usage string, fn func(ctx context.Context, c *admin.Client, pos []string) error) error {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	var common Common
-	common.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, usage)
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterspersed(fs, args)
+	common, pos, err := parseCommand(env, name, usage, args)
 	if err != nil {
-		return err
-	}
-	if err := common.resolve(); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), admin.DefaultTimeout)

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -23,19 +22,8 @@ var openTokens = tokens.Open
 // admin channel, so /mcp sees a revocation on its very next request, and
 // works on the store directly only when no companion answers.
 func runToken(env Env, args []string) error {
-	fs := flag.NewFlagSet("token", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	var common Common
-	common.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, tokenUsage)
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterspersed(fs, args)
+	common, pos, err := parseCommand(env, "token", tokenUsage, args)
 	if err != nil {
-		return err
-	}
-	if err := common.resolve(); err != nil {
 		return err
 	}
 	if len(pos) == 0 {

@@ -213,21 +213,7 @@ func runConsole(ctx context.Context, c *call, in *consoleArgs) (*Result, error) 
 		}
 		lines = append(lines, s)
 	}
-	total := len(lines)
-	if len(lines) > limit {
-		lines = lines[len(lines)-limit:]
-	}
-	head := fmt.Sprintf("%d console message(s) from tab %d", total, in.TabID)
-	if total > len(lines) {
-		head += fmt.Sprintf(", showing the newest %d", len(lines))
-	}
-	if dropped > 0 {
-		head += fmt.Sprintf("; %d older ones were dropped", dropped)
-	}
-	if in.Clear {
-		head += "; buffer cleared"
-	}
-	return textResult(append([]string{head + ":"}, lines...)...), nil
+	return listing(lines, limit, "console message(s)", in.TabID, dropped, in.Clear), nil
 }
 
 // ---- network buffer
@@ -383,19 +369,25 @@ func runNetwork(ctx context.Context, c *call, in *networkArgs) (*Result, error) 
 		}
 		lines = append(lines, s)
 	}
+	return listing(lines, limit, "request(s)", in.TabID, dropped, in.Clear), nil
+}
+
+// listing keeps the newest limit lines of a captured buffer and heads them
+// with what was found, shown, dropped and cleared.
+func listing(lines []string, limit int, noun string, tab, dropped int, cleared bool) *Result {
 	total := len(lines)
 	if len(lines) > limit {
 		lines = lines[len(lines)-limit:]
 	}
-	head := fmt.Sprintf("%d request(s) from tab %d", total, in.TabID)
+	head := fmt.Sprintf("%d %s from tab %d", total, noun, tab)
 	if total > len(lines) {
 		head += fmt.Sprintf(", showing the newest %d", len(lines))
 	}
 	if dropped > 0 {
 		head += fmt.Sprintf("; %d older ones were dropped", dropped)
 	}
-	if in.Clear {
+	if cleared {
 		head += "; buffer cleared"
 	}
-	return textResult(append([]string{head + ":"}, lines...)...), nil
+	return textResult(append([]string{head + ":"}, lines...)...)
 }

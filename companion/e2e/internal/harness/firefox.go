@@ -349,12 +349,8 @@ func contains(list []string, s string) bool {
 // FirefoxStack is reins headless, the test pages and one Firefox whose
 // extension is connected to that reins.
 type FirefoxStack struct {
-	Pages   *Pages
-	Reins   *Reins
+	Companion
 	Firefox *Firefox
-	Watch   *inspect.Watch
-	// Browser is the Firefox extension as it first connected.
-	Browser hub.BrowserInfo
 }
 
 // FirefoxHelloTimeout bounds Firefox's start and the extension's hello; a
@@ -365,7 +361,7 @@ const FirefoxHelloTimeout = 180 * time.Second
 // StartFirefoxStack starts everything and returns once the extension's
 // hello has reached the companion. On error, whatever started is closed.
 func StartFirefoxStack(ctx context.Context) (s *FirefoxStack, err error) {
-	s = &FirefoxStack{Pages: StartPages()}
+	s = &FirefoxStack{Companion: Companion{Pages: StartPages()}}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -392,44 +388,20 @@ func StartFirefoxStack(ctx context.Context) (s *FirefoxStack, err error) {
 // Close stops Firefox (killed), then reins with SIGTERM; it returns an error
 // when reins did not exit cleanly.
 func (s *FirefoxStack) Close() error {
-	if s.Watch != nil {
-		s.Watch.Close()
-	}
-	if s.Firefox != nil {
-		s.Firefox.Close()
-	}
-	var err error
-	if s.Reins != nil {
-		err = s.Reins.Stop(15 * time.Second)
-		s.Reins.Close()
-	}
-	s.Pages.Close()
-	return err
+	return s.stop(func() {
+		if s.Firefox != nil {
+			s.Firefox.Close()
+		}
+	})
 }
 
 // Diagnostics is the tail of each process's output, for a failed test.
 func (s *FirefoxStack) Diagnostics() string {
-	var out string
-	if s.Reins != nil {
-		out += "--- reins output (tail):\n" + Tail(s.Reins.Output(), 60) + "\n"
-	}
+	out := ""
 	if s.Firefox != nil {
-		out += "--- web-ext/firefox output (tail):\n" + Tail(s.Firefox.Output(), 40) + "\n"
+		out = s.Firefox.Output()
 	}
-	return out
-}
-
-// OpenShared opens a test page through the companion (tabs.create, which
-// the extension shares) and returns the tab once the page has loaded.
-func (s *FirefoxStack) OpenShared(ctx context.Context, id string, active bool) (hub.Tab, error) {
-	tab, err := s.Reins.Client.CreateTab(ctx, s.Browser.ID, s.Pages.URL(id), active)
-	if err != nil {
-		return hub.Tab{}, fmt.Errorf("tabs.create: %w", err)
-	}
-	if _, err := s.Pages.Wait(ctx, id, "load"); err != nil {
-		return hub.Tab{}, err
-	}
-	return tab, nil
+	return s.diagnostics("web-ext/firefox", out, 40)
 }
 
 // CleanupFirefox removes what FirefoxExtension built for the test process.

@@ -9,22 +9,70 @@ import (
 	"github.com/reinshq/reins/companion/inspect"
 )
 
-// Stack is the whole setup of an end-to-end test: test pages, reins
-// headless, and Chromium whose extension is connected to that reins.
-type Stack struct {
-	Pages  *Pages
-	Reins  *Reins
-	Chrome *Chromium
+// Companion is what every stack has besides its browser: the test pages,
+// reins headless, its change stream and the extension that connected.
+type Companion struct {
+	Pages *Pages
+	Reins *Reins
 	// Watch follows the companion's /changes for the stack's lifetime.
 	Watch *inspect.Watch
 	// Browser is the extension's browser as it first connected.
 	Browser hub.BrowserInfo
 }
 
+// stop closes the change stream, then the browser (closeBrowser, killed),
+// then reins with SIGTERM, then the pages. It returns an error when reins
+// did not exit cleanly.
+func (c *Companion) stop(closeBrowser func()) error {
+	if c.Watch != nil {
+		c.Watch.Close()
+	}
+	closeBrowser()
+	var err error
+	if c.Reins != nil {
+		err = c.Reins.Stop(15 * time.Second)
+		c.Reins.Close()
+	}
+	c.Pages.Close()
+	return err
+}
+
+// diagnostics is the tail of reins' output and of the browser's, labelled.
+func (c *Companion) diagnostics(browserLabel, browserOut string, browserLines int) string {
+	var out string
+	if c.Reins != nil {
+		out += "--- reins output (tail):\n" + Tail(c.Reins.Output(), 60) + "\n"
+	}
+	if browserOut != "" {
+		out += "--- " + browserLabel + " output (tail):\n" + Tail(browserOut, browserLines) + "\n"
+	}
+	return out
+}
+
+// OpenShared opens a test page through the companion (tabs.create, which
+// the extension shares) and returns the tab once the page has loaded.
+func (c *Companion) OpenShared(ctx context.Context, id string, active bool) (hub.Tab, error) {
+	tab, err := c.Reins.Client.CreateTab(ctx, c.Browser.ID, c.Pages.URL(id), active)
+	if err != nil {
+		return hub.Tab{}, fmt.Errorf("tabs.create: %w", err)
+	}
+	if _, err := c.Pages.Wait(ctx, id, "load"); err != nil {
+		return hub.Tab{}, err
+	}
+	return tab, nil
+}
+
+// Stack is the whole setup of an end-to-end test: test pages, reins
+// headless, and Chromium whose extension is connected to that reins.
+type Stack struct {
+	Companion
+	Chrome *Chromium
+}
+
 // StartStack starts everything and returns once the extension's hello has
 // reached the companion. On error, whatever started is closed.
 func StartStack(ctx context.Context) (s *Stack, err error) {
-	s = &Stack{Pages: StartPages()}
+	s = &Stack{Companion: Companion{Pages: StartPages()}}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -58,44 +106,20 @@ func StartStack(ctx context.Context) (s *Stack, err error) {
 // Close stops everything: Chromium first (killed), then reins with SIGTERM.
 // It returns an error when reins did not exit cleanly.
 func (s *Stack) Close() error {
-	if s.Watch != nil {
-		s.Watch.Close()
-	}
-	if s.Chrome != nil {
-		s.Chrome.Close()
-	}
-	var err error
-	if s.Reins != nil {
-		err = s.Reins.Stop(15 * time.Second)
-		s.Reins.Close()
-	}
-	s.Pages.Close()
-	return err
+	return s.stop(func() {
+		if s.Chrome != nil {
+			s.Chrome.Close()
+		}
+	})
 }
 
 // Diagnostics is the tail of each process's output, for a failed test.
 func (s *Stack) Diagnostics() string {
-	var out string
-	if s.Reins != nil {
-		out += "--- reins output (tail):\n" + Tail(s.Reins.Output(), 60) + "\n"
-	}
+	out := ""
 	if s.Chrome != nil {
-		out += "--- chromium output (tail):\n" + Tail(s.Chrome.Output(), 20) + "\n"
+		out = s.Chrome.Output()
 	}
-	return out
-}
-
-// OpenShared opens a test page through the companion (tabs.create, which
-// the extension shares) and returns the tab once the page has loaded.
-func (s *Stack) OpenShared(ctx context.Context, id string, active bool) (hub.Tab, error) {
-	tab, err := s.Reins.Client.CreateTab(ctx, s.Browser.ID, s.Pages.URL(id), active)
-	if err != nil {
-		return hub.Tab{}, fmt.Errorf("tabs.create: %w", err)
-	}
-	if _, err := s.Pages.Wait(ctx, id, "load"); err != nil {
-		return hub.Tab{}, err
-	}
-	return tab, nil
+	return s.diagnostics("chromium", out, 20)
 }
 
 // WaitTab waits on the change stream for a tab that match accepts.
