@@ -149,7 +149,7 @@ func runTray(env Env, args []string) error {
 			// No State may reach the widgets once the driver stops.
 			s.Stop()
 		}
-		a.Quit()
+		stopDriver(a)
 	}
 	if host.bus {
 		uiApp = trayApp{quitApp{a, quit}, a.(desktop.App)}
@@ -314,11 +314,25 @@ func enableAutostartOnFirstRun(dataDir string, auto ui.Autostart, log *slog.Logg
 // non-zero.
 func fatalWindow(env Env, a fyne.App, sigs context.Context, cause error, title, message, remedy string) error {
 	fmt.Fprintf(env.Stderr, "reins: %v\n", cause)
-	w := ui.NewErrorWindow(a, title, message, remedy)
-	w.SetOnClosed(a.Quit)
+	quit := func() { stopDriver(a) }
+	w := ui.NewErrorWindow(a, title, message, remedy, quit)
 	w.Show()
-	runUntilQuit(a, sigs, a.Quit)
+	runUntilQuit(a, sigs, quit)
 	return ExitError{Code: 1}
+}
+
+// stopDriver ends the event loop and so a.Run, leaving the windows to the
+// driver's teardown. fyne.App.Quit would close every window first, and a
+// closed window still receives the pointer events already queued for it
+// (the pointer entering a window that has just opened, a last motion)
+// until the loop ends; Fyne 2.7's handler for them dereferences the closed
+// window's nil handle when the cursor shape changes, which crashes the
+// process. Hidden windows handle those events safely and disappear at once.
+func stopDriver(a fyne.App) {
+	for _, w := range a.Driver().AllWindows() {
+		w.Hide()
+	}
+	a.Driver().Quit()
 }
 
 // runUntilQuit runs the Fyne app until it quits, and calls quit on the Fyne

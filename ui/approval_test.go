@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -68,6 +69,48 @@ func TestApprovalAllowAndDeny(t *testing.T) {
 				t.Error("window still open after the decision")
 			}
 		})
+	}
+}
+
+// cursors returns the cursor shape of every object in a tree that sets one.
+func cursors(o fyne.CanvasObject) []desktop.Cursor {
+	var out []desktop.Cursor
+	var walk func(fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		if c, ok := o.(desktop.Cursorable); ok {
+			out = append(out, c.Cursor())
+		}
+		switch w := o.(type) {
+		case *fyne.Container:
+			for _, c := range w.Objects {
+				walk(c)
+			}
+		case fyne.Widget:
+			for _, c := range test.WidgetRenderer(w).Objects() {
+				walk(c)
+			}
+		}
+	}
+	walk(o)
+	return out
+}
+
+// An approval window closes itself (on a decision, or when its offer is
+// decided elsewhere or expires) while the person's pointer may be over it.
+// Fyne 2.7 crashes if a closed window's queued pointer event changes the
+// cursor shape, so nothing in the window may set a cursor other than the
+// arrow: no entries, no selectable text, no links.
+func TestApprovalWindowKeepsTheArrowCursor(t *testing.T) {
+	a := NewApprovalWindow(newTrayApp(t), newFake(State{}), sampleOffer())
+	a.Show()
+	for _, c := range cursors(a.Window().Content()) {
+		if c != desktop.DefaultCursor {
+			t.Errorf("the approval window has an object with cursor %v", c)
+		}
+	}
+	// The walk does find a text cursor where there is one.
+	if got := cursors(mono("reins_token")); !slices.Contains(got, desktop.Cursor(desktop.TextCursor)) {
+		t.Errorf("selectable text reports cursors %v, want a text cursor among them", got)
 	}
 }
 

@@ -14,9 +14,11 @@ import (
 // NewErrorWindow builds a plain window for a problem Reins cannot solve on
 // its own, such as "port 47100 is taken by another program" or "no keychain
 // reachable". It says what went wrong and what the person can do; the remedy
-// is selectable so a command in it can be copied. The Close button closes the
-// window; set OnClosed on it to quit the app afterwards. The caller shows it.
-func NewErrorWindow(app fyne.App, title, message, remedy string) fyne.Window {
+// is selectable so a command in it can be copied. The Close button and the
+// window's close box both call dismiss, which for a fatal problem ends the
+// app without closing the window first; with dismiss nil they close the
+// window. The caller shows it.
+func NewErrorWindow(app fyne.App, title, message, remedy string, dismiss func()) fyne.Window {
 	w := app.NewWindow("Reins — " + title)
 	w.SetIcon(assets.AppIcon)
 
@@ -35,7 +37,11 @@ func NewErrorWindow(app fyne.App, title, message, remedy string) fyne.Window {
 		body.Add(fix)
 	}
 
-	closeBtn := widget.NewButton("Close", w.Close)
+	if dismiss == nil {
+		dismiss = w.Close
+	}
+	w.SetCloseIntercept(dismiss)
+	closeBtn := widget.NewButton("Close", dismiss)
 	closeBtn.Importance = widget.HighImportance
 	buttons := container.NewHBox(layout.NewSpacer(), closeBtn)
 

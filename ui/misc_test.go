@@ -129,9 +129,8 @@ func TestFollowEndsWithStream(t *testing.T) {
 
 func TestErrorWindow(t *testing.T) {
 	app := newTrayApp(t)
-	w := NewErrorWindow(app, "Port 47100 is taken", "Another program listens on port 47100.", "Start Reins with --port N.")
-	closed := false
-	w.SetOnClosed(func() { closed = true })
+	dismissed := 0
+	w := NewErrorWindow(app, "Port 47100 is taken", "Another program listens on port 47100.", "Start Reins with --port N.", func() { dismissed++ })
 	w.Show()
 
 	var texts []string
@@ -147,7 +146,18 @@ func TestErrorWindow(t *testing.T) {
 		t.Errorf("title %q", w.Title())
 	}
 	test.Tap(findButtons(w.Content(), "Close")[0])
-	if !closed || windowOpen(w) {
+	if dismissed != 1 {
+		t.Errorf("Close called dismiss %d times, want 1", dismissed)
+	}
+	if !windowOpen(w) {
+		t.Error("Close closed the window itself; dismiss decides")
+	}
+
+	// Without dismiss, Close closes the window.
+	plain := NewErrorWindow(app, "Keychain", "No keychain.", "", nil)
+	plain.Show()
+	test.Tap(findButtons(plain.Content(), "Close")[0])
+	if windowOpen(plain) {
 		t.Error("Close did not close the window")
 	}
 }

@@ -148,7 +148,9 @@ func toItem(id int32, props map[string]dbus.Variant, kids []dbus.Variant) menuIt
 }
 
 // waitMenu reads the menu until ok accepts it, re-reading whenever the
-// icon announces a new layout or changed item properties.
+// icon announces a new layout or changed item properties. The tray rebuilds
+// its menu item by item, announcing each step, so only a layout that has
+// reached its last item, Quit, is offered to ok.
 func (p *panel) waitMenu(t *testing.T, item string, what string, ok func(menuItem) bool) menuItem {
 	t.Helper()
 	signals := make(chan *dbus.Signal, 16)
@@ -162,7 +164,7 @@ func (p *panel) waitMenu(t *testing.T, item string, what string, ok func(menuIte
 	deadline := time.After(Deadline)
 	for {
 		m := p.layout(t, item)
-		if ok(m) {
+		if n := len(m.Children); n > 0 && m.Children[n-1].Label == "Quit" && ok(m) {
 			return m
 		}
 		select {

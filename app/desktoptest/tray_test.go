@@ -82,3 +82,38 @@ func TestTrayMenuOverDBus(t *testing.T) {
 		t.Fatalf("panic on quit:\n%s", p.log())
 	}
 }
+
+// Quit right after a window opens under the pointer. The window's first
+// pointer event (the pointer "enters" it as it maps) is still queued when
+// Quit runs, and where the pointer rests the cursor is a text cursor, so
+// handling that event sets the cursor of a window that Quit is tearing
+// down. Each round opens the dashboard's agents view under a resting
+// pointer and quits at once, from the tray; the process must exit 0 every
+// time.
+func TestQuitAsAWindowOpensUnderThePointer(t *testing.T) {
+	d := newDesktop(t)
+	pnl := newPanel(t, d.bus)
+	// The agents view's setup snippet (selectable text) is here once the
+	// dashboard opens centred on the 1280×800 screen.
+	d.x(t, "xdotool", "mousemove", "--sync", "700", "340")
+	for round := range 8 {
+		port := freePort(t)
+		p := d.startReins(t, shortDir(t), port, []string{"--keyring", "file"})
+		p.waitMCP()
+		icon := pnl.waitItem(t).sender
+		menu := pnl.waitMenu(t, icon, "the menu", func(m menuItem) bool {
+			_, ok := m.find("Connect an agent…")
+			return ok
+		})
+		open, _ := menu.find("Connect an agent…")
+		quit, ok := menu.find("Quit")
+		if !ok {
+			t.Fatalf("no Quit item: %s", menu)
+		}
+		pnl.click(t, icon, open)
+		pnl.click(t, icon, quit)
+		if code := p.wait(); code != 0 || strings.Contains(p.log(), "panic") {
+			t.Fatalf("round %d: Quit as the dashboard opened: exit %d; log:\n%s", round, code, p.log())
+		}
+	}
+}
