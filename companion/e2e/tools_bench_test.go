@@ -117,7 +117,10 @@ func BenchmarkMCPTools(b *testing.B) {
 			b.Run("companion_rss", func(b *testing.B) {
 				for range b.N {
 				}
-				b.ReportMetric(float64(rssKiB(b, r.PID()))/1024, "rss-MiB")
+				st := procStatusKiB(b, r.PID())
+	b.ReportMetric(float64(st["VmRSS"])/1024, "rss-MiB")
+	b.ReportMetric(float64(st["RssAnon"])/1024, "anon-MiB")
+	b.ReportMetric(float64(st["RssFile"])/1024, "file-MiB")
 			})
 		})
 	}
@@ -125,18 +128,32 @@ func BenchmarkMCPTools(b *testing.B) {
 
 // rssKiB reads a process's resident set size from /proc.
 func rssKiB(tb testing.TB, pid int) int {
+	return procStatusKiB(tb, pid)["VmRSS"]
+}
+
+// procStatusKiB reads the kB fields of /proc/PID/status: VmRSS, and its
+// parts RssAnon (heap, stacks), RssFile (the binary and its libraries) and
+// RssShmem.
+func procStatusKiB(tb testing.TB, pid int) map[string]int {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		tb.Fatal(err)
 	}
+	out := map[string]int{}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			return n
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || !strings.HasSuffix(v, "kB") {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+		if err == nil {
+			out[k] = n
 		}
 	}
-	tb.Fatal("no VmRSS")
-	return 0
+	if _, ok := out["VmRSS"]; !ok {
+		tb.Fatal("no VmRSS")
+	}
+	return out
 }
 
 func benchCall(b *testing.B, cs *mcp.ClientSession, name string, args map[string]any) string {
@@ -192,5 +209,8 @@ func BenchmarkCompanionRSS(b *testing.B) {
 	}
 	for range b.N {
 	}
-	b.ReportMetric(float64(rssKiB(b, r.PID()))/1024, "rss-MiB")
+	st := procStatusKiB(b, r.PID())
+	b.ReportMetric(float64(st["VmRSS"])/1024, "rss-MiB")
+	b.ReportMetric(float64(st["RssAnon"])/1024, "anon-MiB")
+	b.ReportMetric(float64(st["RssFile"])/1024, "file-MiB")
 }

@@ -109,7 +109,7 @@ type env struct {
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func shortTempDir(t *testing.T) string {
+func shortTempDir(t testing.TB) string {
 	t.Helper()
 	d, err := os.MkdirTemp("", "rmcp")
 	if err != nil {
@@ -127,7 +127,7 @@ func newEnv(t *testing.T) *env {
 }
 
 // newEnvWith is newEnv with a given runner; nil runs the real engine.
-func newEnvWith(t *testing.T, runner *fakeRunner) *env {
+func newEnvWith(t testing.TB, runner *fakeRunner) *env {
 	t.Helper()
 	dir := shortTempDir(t)
 	tm, err := tokens.Open(dir, tokens.KeyringFile)
@@ -168,7 +168,7 @@ func newEnvWith(t *testing.T, runner *fakeRunner) *env {
 	return &env{c: c, tokens: tm, runner: runner, port: port, base: "http://127.0.0.1:" + strconv.Itoa(port), changes: changes}
 }
 
-func (e *env) issue(t *testing.T, name string) string {
+func (e *env) issue(t testing.TB, name string) string {
 	t.Helper()
 	tok, err := e.tokens.Issue(name)
 	if err != nil {
@@ -211,14 +211,14 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
 
 // connect opens an MCP session with the official client over real HTTP.
-func (e *env) connect(t *testing.T, token string) *sdk.ClientSession {
+func (e *env) connect(t testing.TB, token string) *sdk.ClientSession {
 	t.Helper()
 	cs, err := e.tryConnect(t, token)
 	if err != nil {
@@ -228,7 +228,7 @@ func (e *env) connect(t *testing.T, token string) *sdk.ClientSession {
 	return cs
 }
 
-func (e *env) tryConnect(t *testing.T, token string) (*sdk.ClientSession, error) {
+func (e *env) tryConnect(t testing.TB, token string) (*sdk.ClientSession, error) {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	cl := sdk.NewClient(&sdk.Implementation{Name: "reins-test", Version: "1"}, nil)
@@ -702,5 +702,23 @@ func TestToolOf(t *testing.T) {
 				t.Fatalf("got  %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// BenchmarkToolCallOverMCP is what the MCP layer adds to every tool call:
+// the official client's tools/call over real HTTP on 127.0.0.1 to the full
+// companion handler (edge checks, bearer token, session), with a runner
+// that answers at once.
+func BenchmarkToolCallOverMCP(b *testing.B) {
+	e := newEnvWith(b, &fakeRunner{})
+	cs := e.connect(b, e.issue(b, "bench"))
+	ctx := ctxT(b)
+	params := &sdk.CallToolParams{Name: "browser_click", Arguments: map[string]any{"tabId": 1}}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := cs.CallTool(ctx, params)
+		if err != nil || res.IsError {
+			b.Fatalf("tools/call: %v %+v", err, res)
+		}
 	}
 }

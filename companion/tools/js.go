@@ -79,12 +79,17 @@ func runJavaScript(ctx context.Context, c *call, in *javascriptArgs) (*Result, e
 			timeout = max(ms, 1)
 		}
 	}
+	// Objects the script returned (or threw) stay alive in the page until
+	// their group is released; a primitive result leaves nothing behind,
+	// which spares the common case a second round trip.
+	held := false
 	eval := func(expr string) (evalResult, error) {
 		var res evalResult
 		err := c.cdp(ctx, in.TabID, "Runtime.evaluate", map[string]any{
 			"expression": expr, "awaitPromise": true, "replMode": true, "userGesture": true,
 			"objectGroup": "reins-js", "timeout": timeout,
 		}, &res)
+		held = held || res.holdsObjects()
 		if err == nil && res.ExceptionDetails == nil && res.Result.Subtype == "promise" && res.Result.ObjectID != "" {
 			// REPL mode awaits top-level await but hands back a promise the
 			// script ends with; agents want what it resolves to.
@@ -93,12 +98,14 @@ func runJavaScript(ctx context.Context, c *call, in *javascriptArgs) (*Result, e
 				return res, err
 			}
 			res = awaited
+			held = held || res.holdsObjects()
 		}
 		return res, err
 	}
 	defer func() {
-		// Objects the script returned stay alive in the page until released.
-		_ = c.cdp(context.WithoutCancel(ctx), in.TabID, "Runtime.releaseObjectGroup", map[string]any{"objectGroup": "reins-js"}, nil)
+		if held {
+			_ = c.cdp(context.WithoutCancel(ctx), in.TabID, "Runtime.releaseObjectGroup", map[string]any{"objectGroup": "reins-js"}, nil)
+		}
 	}()
 	res, err := eval(in.Text)
 	if err != nil {

@@ -42,3 +42,33 @@ func TestJavaScriptTool(t *testing.T) {
 		t.Fatalf("cyclic object: %s", out)
 	}
 }
+
+// What a script returns is released in the page once the tool has read it:
+// an object held only by the tool's result, and one thrown, can be
+// collected afterwards. A primitive result holds nothing, and the check
+// runs on the same page after one.
+func TestJavaScriptToolReleasesItsObjects(t *testing.T) {
+	r := newRig(t)
+	s := r.e.NewSession("releaser")
+	tab := r.newTab(s, "/text")
+	for _, tc := range []struct{ name, script string }{
+		// Inside functions: a top-level const would live on as a binding of
+		// the page's REPL scope.
+		{"returned", "(() => { const o = {payload: 'x'.repeat(1000)}; window.__probe = new WeakRef(o); return o })()"},
+		{"thrown", "(() => { const e = new Error('kept?'); window.__probe = new WeakRef(e); throw e })()"},
+		{"awaited", "window.__probe = null; new Promise(r => { const o = {n: 1}; window.__probe = new WeakRef(o); r(o) })"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r.call(s, "javascript_tool", map[string]any{"tabId": tab, "text": tc.script})
+			if got := r.ok(s, "javascript_tool", map[string]any{"tabId": tab, "text": "1 + 1"}); got != "2" {
+				t.Fatalf("1 + 1 = %q", got)
+			}
+			if _, err := shared.hub.CDP(ctxFor(t), tab, "HeapProfiler.collectGarbage", nil, "", "releaser"); err != nil {
+				t.Fatal(err)
+			}
+			if got := r.ok(s, "javascript_tool", map[string]any{"tabId": tab, "text": "window.__probe.deref() === undefined"}); got != "true" {
+				t.Errorf("the %s object is still alive after the tool answered and the page collected garbage", tc.name)
+			}
+		})
+	}
+}

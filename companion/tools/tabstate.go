@@ -359,6 +359,12 @@ type evalResult struct {
 	ExceptionDetails *exceptionDetails `json:"exceptionDetails,omitempty"`
 }
 
+// holdsObjects says whether the page keeps an object alive for this result:
+// an object result, or a thrown exception.
+func (r evalResult) holdsObjects() bool {
+	return r.Result.ObjectID != "" || (r.ExceptionDetails != nil && r.ExceptionDetails.Exception != nil && r.ExceptionDetails.Exception.ObjectID != "")
+}
+
 type remoteObject struct {
 	Type        string          `json:"type"`
 	Subtype     string          `json:"subtype,omitempty"`
