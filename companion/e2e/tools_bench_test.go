@@ -118,9 +118,9 @@ func BenchmarkMCPTools(b *testing.B) {
 				for range b.N {
 				}
 				st := procStatusKiB(b, r.PID())
-	b.ReportMetric(float64(st["VmRSS"])/1024, "rss-MiB")
-	b.ReportMetric(float64(st["RssAnon"])/1024, "anon-MiB")
-	b.ReportMetric(float64(st["RssFile"])/1024, "file-MiB")
+				b.ReportMetric(float64(st["VmRSS"])/1024, "rss-MiB")
+				b.ReportMetric(float64(st["RssAnon"])/1024, "anon-MiB")
+				b.ReportMetric(float64(st["RssFile"])/1024, "file-MiB")
 			})
 		})
 	}
