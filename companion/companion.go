@@ -168,10 +168,13 @@ func New(cfg Config) (*Companion, error) {
 		Verifier: verifier(cfg.Tokens),
 		Tools:    runner,
 		Paused:   c.CheckPaused,
+		Refusal:  c.toolRefusal,
 		OnChange: c.changed,
 		Version:  cfg.Version,
 		Logger:   cfg.Logger,
 	})
+	// Tools the person turned off are not offered to agents at all.
+	c.mcp.SetHidden(c.disabled)
 	if cfg.Tokens != nil {
 		c.tokensOff = cfg.Tokens.OnChange(func(e tokens.Event) {
 			if e.Kind == tokens.KindAgent && (e.Op == tokens.OpRemoved || e.Op == tokens.OpReplaced) {

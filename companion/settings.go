@@ -137,6 +137,7 @@ func (c *Companion) SetDisabledTools(names []string) error {
 		return err
 	}
 	c.disabled = names
+	c.mcp.SetHidden(names)
 	c.setMu.Unlock()
 	c.log.Info("disabled tools changed", "disabled", names)
 	c.pushPolicy()

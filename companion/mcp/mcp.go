@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -36,7 +37,8 @@ type Verifier interface {
 // asking sessionFor for the calling agent's session on each call. The real
 // engine is one; a plain tools.Runner is registered from its catalog instead.
 type Registrar interface {
-	RegisterMCP(srv *sdk.Server, sessionFor func(context.Context, *sdk.CallToolRequest) (*tools.Session, error))
+	// RegisterMCP registers the tools only accepts (all if only is nil).
+	RegisterMCP(srv *sdk.Server, sessionFor func(context.Context, *sdk.CallToolRequest) (*tools.Session, error), only func(name string) bool)
 }
 
 // Options configure a Server.
@@ -49,6 +51,10 @@ type Options struct {
 	Tools tools.Runner
 	// Paused returns a paused-coded error while automation is paused.
 	Paused func() error
+	// Refusal explains why a tool hidden with SetHidden may not be called,
+	// for an agent that calls it from a tool list it fetched earlier. Nil
+	// leaves such calls to the SDK's unknown-tool error.
+	Refusal func(tool string) error
 	// OnChange is called, without locks held, when an agent's sessions
 	// change (connect, leave, revoked). It must not block.
 	OnChange func()
@@ -71,6 +77,12 @@ type Server struct {
 	epochs   map[string]uint64 // bumped on revocation; see join
 	closed   bool
 	wg       sync.WaitGroup
+
+	// register adds the tools only accepts to srv; SetHidden uses it to
+	// bring hidden tools back.
+	register func(only func(name string) bool)
+	hideMu   sync.Mutex // serializes SetHidden
+	hidden   atomic.Pointer[map[string]bool]
 }
 
 // New builds the endpoint and registers the tools.
@@ -99,14 +111,17 @@ func New(opts Options) *Server {
 			Tools:   &sdk.ToolCapabilities{ListChanged: true},
 		},
 	})
-	s.srv.AddReceivingMiddleware(s.track)
+	s.srv.AddReceivingMiddleware(s.track, s.refuseHidden)
+	s.hidden.Store(&map[string]bool{})
+	s.register = func(func(string) bool) {}
 	if opts.Tools != nil {
 		if r, ok := opts.Tools.(Registrar); ok {
-			r.RegisterMCP(s.srv, s.sessionFor)
+			s.register = func(only func(string) bool) { r.RegisterMCP(s.srv, s.sessionFor, only) }
 		} else {
-			s.registerCatalog()
+			s.register = s.registerCatalog
 		}
 	}
+	s.register(nil)
 	httpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
 		SessionTimeout: opts.SessionTimeout,
 		// DNS-rebinding protection stays on (the SDK's default); the edge

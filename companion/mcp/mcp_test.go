@@ -129,7 +129,12 @@ func newEnv(t *testing.T) *env {
 // newEnvWith is newEnv with a given runner; nil runs the real engine.
 func newEnvWith(t testing.TB, runner *fakeRunner) *env {
 	t.Helper()
-	dir := shortTempDir(t)
+	return newEnvIn(t, shortTempDir(t), runner)
+}
+
+// newEnvIn is newEnvWith on a given data dir.
+func newEnvIn(t testing.TB, dir string, runner *fakeRunner) *env {
+	t.Helper()
 	tm, err := tokens.Open(dir, tokens.KeyringFile)
 	if err != nil {
 		t.Fatal(err)
@@ -229,9 +234,13 @@ func (e *env) connect(t testing.TB, token string) *sdk.ClientSession {
 }
 
 func (e *env) tryConnect(t testing.TB, token string) (*sdk.ClientSession, error) {
+	return e.tryConnectWith(t, token, nil)
+}
+
+func (e *env) tryConnectWith(t testing.TB, token string, opts *sdk.ClientOptions) (*sdk.ClientSession, error) {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	cl := sdk.NewClient(&sdk.Implementation{Name: "reins-test", Version: "1"}, nil)
+	cl := sdk.NewClient(&sdk.Implementation{Name: "reins-test", Version: "1"}, opts)
 	return cl.Connect(ctxT(t), &sdk.StreamableClientTransport{
 		Endpoint:   e.base + "/mcp",
 		HTTPClient: &http.Client{Transport: bearer{token: token, base: tr}},
@@ -473,6 +482,105 @@ func TestToolsListCarriesTheCatalog(t *testing.T) {
 		if !strings.Contains(string(schema), `"type":"object"`) {
 			t.Errorf("%s schema %s", want.Name, schema)
 		}
+	}
+}
+
+// A tool the person turns off leaves tools/list, connected clients hear
+// that the list changed, and an agent calling it from the list it fetched
+// before is told why it failed. Turned back on, it returns. Both ways of
+// registering tools are covered: the real engine's and a plain catalog's.
+func TestDisabledToolsLeaveTheList(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		runner *fakeRunner
+		tool   string
+		args   map[string]any
+	}{
+		{"engine", nil, "computer", map[string]any{"tabId": 1, "action": "screenshot"}},
+		{"catalog", &fakeRunner{}, "browser_click", map[string]any{"tabId": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnvWith(t, tc.runner)
+			changed := make(chan struct{}, 16)
+			cs, err := e.tryConnectWith(t, e.issue(t, "claude"), &sdk.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			listed := func() []string {
+				res, err := cs.ListTools(ctxT(t), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var names []string
+				for _, tl := range res.Tools {
+					names = append(names, tl.Name)
+				}
+				return names
+			}
+			all := listed()
+			if !slices.Contains(all, tc.tool) {
+				t.Fatalf("%s is not listed at start: %v", tc.tool, all)
+			}
+			waitChanged := func(what string) {
+				t.Helper()
+				select {
+				case <-changed:
+				case <-ctxT(t).Done():
+					t.Fatalf("no tools/list_changed after %s", what)
+				}
+			}
+
+			if err := e.c.SetDisabledTools([]string{tc.tool}); err != nil {
+				t.Fatal(err)
+			}
+			waitChanged("turning " + tc.tool + " off")
+			if got := listed(); slices.Contains(got, tc.tool) || len(got) != len(all)-1 {
+				t.Fatalf("with %s off the list is %v", tc.tool, got)
+			}
+			res, err := cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: tc.tool, Arguments: tc.args})
+			if err != nil {
+				t.Fatalf("calling a turned-off tool: %v", err)
+			}
+			if !res.IsError || res.Meta[mcp.CodeMetaKey] != "tool_disabled" {
+				t.Fatalf("calling a turned-off tool: %+v", res)
+			}
+
+			if err := e.c.SetDisabledTools(nil); err != nil {
+				t.Fatal(err)
+			}
+			waitChanged("turning " + tc.tool + " back on")
+			if got := listed(); !slices.Equal(got, all) {
+				t.Fatalf("turned back on, the list is %v, want %v", got, all)
+			}
+		})
+	}
+}
+
+// A tool turned off in an earlier run (the saved settings) is never listed.
+func TestToolsTurnedOffBeforeStartAreNotListed(t *testing.T) {
+	dir := shortTempDir(t)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, companion.SettingsFile), []byte(`{"version":1,"disabledTools":["javascript_tool"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvIn(t, dir, nil)
+	cs := e.connect(t, e.issue(t, "claude"))
+	res, err := cs.ListTools(ctxT(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range res.Tools {
+		if tl.Name == "javascript_tool" {
+			t.Fatal("javascript_tool is listed while turned off")
+		}
+	}
+	if len(res.Tools) < 10 {
+		t.Fatalf("only %d tools listed", len(res.Tools))
 	}
 }
 

@@ -17,11 +17,15 @@ import (
 // text. tools.ToMCP writes it.
 const CodeMetaKey = "code"
 
-// registerCatalog registers a plain tools.Runner's catalog: each tool's
-// schema and annotations as the engine describes them, and a handler that
-// checks pause and runs the call in the agent's session.
-func (s *Server) registerCatalog() {
+// registerCatalog registers a plain tools.Runner's catalog (the tools only
+// accepts, or all if only is nil): each tool's schema and annotations as the
+// engine describes them, and a handler that checks pause and runs the call
+// in the agent's session.
+func (s *Server) registerCatalog(only func(name string) bool) {
 	for _, info := range s.opts.Tools.Catalog() {
+		if only != nil && !only(info.Name) {
+			continue
+		}
 		if err := objectSchema(info.InputSchema); err != nil {
 			// The SDK panics on a bad schema; one broken tool must not
 			// take the endpoint down.
@@ -29,6 +33,55 @@ func (s *Server) registerCatalog() {
 			continue
 		}
 		s.srv.AddTool(ToolOf(info), s.callHandler(info.Name))
+	}
+}
+
+// SetHidden takes the named tools out of tools/list (the person turned them
+// off) and puts back those hidden before and not named now. Connected
+// clients get one notifications/tools/list_changed for the change. A call
+// to a hidden tool from a list fetched earlier fails with Options.Refusal's
+// error.
+func (s *Server) SetHidden(names []string) {
+	s.hideMu.Lock()
+	defer s.hideMu.Unlock()
+	old := *s.hidden.Load()
+	now := make(map[string]bool, len(names))
+	var hide []string
+	for _, n := range names {
+		now[n] = true
+		if !old[n] {
+			hide = append(hide, n)
+		}
+	}
+	show := map[string]bool{}
+	for n := range old {
+		if !now[n] {
+			show[n] = true
+		}
+	}
+	s.hidden.Store(&now)
+	if len(hide) > 0 {
+		s.srv.RemoveTools(hide...)
+	}
+	if len(show) > 0 {
+		s.register(func(n string) bool { return show[n] })
+	}
+}
+
+// refuseHidden answers a tools/call of a hidden tool with the refusal the
+// person's setting explains, rather than the SDK's unknown-tool error.
+func (s *Server) refuseHidden(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method == "tools/call" && s.opts.Refusal != nil {
+			if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && (*s.hidden.Load())[p.Name] {
+				if err := s.opts.Refusal(p.Name); err != nil {
+					name, _, _ := tokenOf(req.GetExtra())
+					s.log.Info("tool refused", "agent", name, "tool", p.Name, "code", wire.CodeOf(err))
+					return tools.ToMCP(failure(err)), nil
+				}
+			}
+		}
+		return next(ctx, method, req)
 	}
 }
 

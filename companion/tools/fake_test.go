@@ -405,7 +405,7 @@ func TestMCPRegistration(t *testing.T) {
 	f := newFake(t, []wire.TabInfo{{ID: 1, URL: "https://shop.example/cart", Title: "Cart", Shared: true, WindowID: 1}})
 	sess := f.e.NewSession("mcp-agent")
 	srv := mcp.NewServer(&mcp.Implementation{Name: "reins", Version: "test"}, nil)
-	f.e.RegisterMCP(srv, func(ctx context.Context, req *mcp.CallToolRequest) (*tools.Session, error) { return sess, nil })
+	f.e.RegisterMCP(srv, func(ctx context.Context, req *mcp.CallToolRequest) (*tools.Session, error) { return sess, nil }, nil)
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := ctxFor(t)
 	ss, err := srv.Connect(ctx, st, nil)

@@ -102,11 +102,14 @@ func nullableToPlain(s *jsonschema.Schema) {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// RegisterMCP adds every tool to an MCP server. sessionFor maps a request to
-// the agent's session (the MCP layer knows the token); its error becomes a
-// failed tool result.
-func (e *Engine) RegisterMCP(srv *mcp.Server, sessionFor func(ctx context.Context, req *mcp.CallToolRequest) (*Session, error)) {
+// RegisterMCP adds the tools that only accepts (every tool if only is nil)
+// to an MCP server. sessionFor maps a request to the agent's session (the
+// MCP layer knows the token); its error becomes a failed tool result.
+func (e *Engine) RegisterMCP(srv *mcp.Server, sessionFor func(ctx context.Context, req *mcp.CallToolRequest) (*Session, error), only func(name string) bool) {
 	for _, info := range e.catalog {
+		if only != nil && !only(info.Name) {
+			continue
+		}
 		t := e.tools[info.Name]
 		name := info.Name
 		t.addMCP(srv, func(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
