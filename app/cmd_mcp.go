@@ -1,6 +1,8 @@
 package app
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -180,9 +182,12 @@ func bridgeMCP(ctx context.Context, in io.ReadCloser, out io.Writer, port int, t
 	defer cancel()
 
 	var (
-		mu     sync.Mutex
-		initID jsonrpc.ID
+		mu         sync.Mutex
+		initID     jsonrpc.ID
+		listenOnce sync.Once
+		wg         sync.WaitGroup
 	)
+	defer wg.Wait()
 	errs := make(chan error, 2)
 	// client → companion
 	go func() {
@@ -200,7 +205,19 @@ func bridgeMCP(ctx context.Context, in io.ReadCloser, out io.Writer, port int, t
 				initID = req.ID
 				mu.Unlock()
 			}
-			if err := remote.Write(ctx, msg); err != nil {
+			err = remote.Write(ctx, msg)
+			if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "notifications/initialized" && err == nil {
+				// What the companion says on its own (a changed tool list,
+				// log messages) arrives on the session's GET stream.
+				listenOnce.Do(func() {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						listenStandalone(ctx, hc, base+"/mcp", remote.SessionID(), rt.negotiated(), func(m jsonrpc.Message) error { return local.Write(ctx, m) })
+					}()
+				})
+			}
+			if err != nil {
 				// A call must get an answer, or the client waits forever.
 				if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 					local.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "reins: " + err.Error()}})
@@ -269,6 +286,96 @@ func (t *bridgeTransport) learnVersion(result json.RawMessage) {
 		t.version = r.ProtocolVersion
 		t.mu.Unlock()
 	}
+}
+
+func (t *bridgeTransport) negotiated() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.version
+}
+
+// standaloneOpened is called once the standalone stream is open; tests
+// wait on it before making the companion speak.
+var standaloneOpened = func() {}
+
+// standaloneStreamRemoved is the first protocol version without the
+// session's standalone GET stream (server messages then ride on responses).
+const standaloneStreamRemoved = "2026-07-28"
+
+// listenStandalone opens the session's standalone server-sent-events stream
+// (a GET on the endpoint) and hands each JSON-RPC message on it to deliver,
+// until the stream or ctx ends. A server without the stream (405) or a
+// protocol version that dropped it leaves nothing to do.
+func listenStandalone(ctx context.Context, hc *http.Client, endpoint, sessionID, version string, deliver func(jsonrpc.Message) error) {
+	if sessionID == "" || version >= standaloneStreamRemoved {
+		return
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sessionID)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return
+	}
+	standaloneOpened()
+	_ = readSSE(resp.Body, func(data []byte) error {
+		msg, err := jsonrpc.DecodeMessage(data)
+		if err != nil {
+			return nil // not a message; the next may be
+		}
+		return deliver(msg)
+	})
+}
+
+// maxSSEEvent bounds one server-sent event (a screenshot is at most ~1 MB).
+const maxSSEEvent = 16 << 20
+
+// readSSE reads server-sent events from r and calls fn with the data of
+// each "message" event (several data lines joined by newlines), until r
+// ends or fn fails.
+func readSSE(r io.Reader, fn func(data []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxSSEEvent)
+	var (
+		data  []byte
+		event string
+		has   bool
+	)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 {
+			if has && (event == "" || event == "message") {
+				if err := fn(data); err != nil {
+					return err
+				}
+			}
+			data, event, has = data[:0], "", false
+			continue
+		}
+		if line[0] == ':' {
+			continue // a comment, such as a keep-alive
+		}
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
+		case "data":
+			if has {
+				data = append(data, '\n')
+			}
+			data = append(data, value...)
+			has = true
+		case "event":
+			event = string(value)
+		}
+	}
+	return sc.Err()
 }
 
 func (t *bridgeTransport) RoundTrip(r *http.Request) (*http.Response, error) {

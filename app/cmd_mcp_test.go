@@ -102,6 +102,83 @@ func TestBridgeRelaysToTheRunningCompanion(t *testing.T) {
 	r.waitAgent(t, "desktop", false)
 }
 
+// What the companion sends on its own reaches a client behind the bridge:
+// turning a tool off makes the companion announce a changed tool list on
+// the session's stream, and the client hears it and sees the new list.
+func TestBridgeRelaysTheCompanionsOwnMessages(t *testing.T) {
+	opened := make(chan struct{}, 1)
+	standaloneOpened = func() { opened <- struct{}{} }
+	t.Cleanup(func() { standaloneOpened = func() {} })
+	r := startCompanion(t)
+	tok, err := r.tokens.Issue("desktop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPipes()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	done := make(chan error, 1)
+	go func() {
+		err := bridgeMCP(ctx, p.bridgeIn, p.bridgeOut, r.port, tok)
+		p.bridgeOut.Close()
+		done <- err
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("bridge: %v", err)
+		}
+	}()
+
+	changed := make(chan struct{}, 4)
+	cl := sdk.NewClient(&sdk.Implementation{Name: "desktop-client", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := cl.Connect(testCtx(t), p.clientSide, nil)
+	if err != nil {
+		t.Fatalf("initialize through the bridge: %v", err)
+	}
+	defer cs.Close()
+	r.waitAgent(t, "desktop", true)
+	select {
+	case <-opened:
+	case <-testCtx(t).Done():
+		t.Fatal("the bridge never opened the session's stream")
+	}
+
+	if err := r.c.SetDisabledTools([]string{"browser_tabs"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-testCtx(t).Done():
+		t.Fatal("the client behind the bridge never heard that the tool list changed")
+	}
+	res, err := cs.ListTools(testCtx(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) != 0 {
+		t.Fatalf("with browser_tabs turned off the list is %+v", res.Tools)
+	}
+}
+
+func TestReadSSE(t *testing.T) {
+	in := ": keep-alive\n\n" +
+		"event: message\nid: 1\ndata: {\"a\":1}\n\n" +
+		"data: {\"b\":\ndata: 2}\n\n" +
+		"event: other\ndata: skipped\n\n" +
+		"data:{\"c\":3}\n\n" +
+		"data: {\"cut\": true}" // no blank line: the stream ended mid-event
+	var got []string
+	if err := readSSE(strings.NewReader(in), func(d []byte) error { got = append(got, string(d)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"a":1}`, "{\"b\":\n2}", `{"c":3}`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+}
+
 func TestBridgeWhenReinsIsNotRunning(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
