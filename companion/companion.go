@@ -168,7 +168,7 @@ func New(cfg Config) (*Companion, error) {
 		Verifier: verifier(cfg.Tokens),
 		Tools:    runner,
 		Paused:   c.CheckPaused,
-		Refusal:  c.toolRefusal,
+		Refusal:  c.refuseHiddenCall,
 		OnChange: c.changed,
 		Version:  cfg.Version,
 		Logger:   cfg.Logger,

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
+	"github.com/reinshq/reins/companion/tools"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -146,6 +148,17 @@ func (c *Companion) SetDisabledTools(names []string) error {
 }
 
 var errUnknownTool = errors.New("no such tool")
+
+// refuseHiddenCall refuses, for the MCP layer, a call to a tool taken out of
+// tools/list, and records it in the activity as the engine records its own
+// refusals.
+func (c *Companion) refuseHiddenCall(agent, tool string) error {
+	err := c.toolRefusal(tool)
+	if err != nil {
+		c.RecordActivity(tools.Activity{Time: time.Now(), Agent: agent, Tool: tool, Outcome: string(wire.CodeOf(err))})
+	}
+	return err
+}
 
 // Overlay reports whether the "controlled by an agent" overlay is shown in
 // shared tabs.

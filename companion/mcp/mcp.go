@@ -52,9 +52,10 @@ type Options struct {
 	// Paused returns a paused-coded error while automation is paused.
 	Paused func() error
 	// Refusal explains why a tool hidden with SetHidden may not be called,
-	// for an agent that calls it from a tool list it fetched earlier. Nil
-	// leaves such calls to the SDK's unknown-tool error.
-	Refusal func(tool string) error
+	// for an agent that calls it from a tool list it fetched earlier (and
+	// may record the refusal). Nil leaves such calls to the SDK's
+	// unknown-tool error.
+	Refusal func(agent, tool string) error
 	// OnChange is called, without locks held, when an agent's sessions
 	// change (connect, leave, revoked). It must not block.
 	OnChange func()

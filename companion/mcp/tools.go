@@ -74,8 +74,8 @@ func (s *Server) refuseHidden(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if method == "tools/call" && s.opts.Refusal != nil {
 			if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && (*s.hidden.Load())[p.Name] {
-				if err := s.opts.Refusal(p.Name); err != nil {
-					name, _, _ := tokenOf(req.GetExtra())
+				name, _, _ := tokenOf(req.GetExtra())
+				if err := s.opts.Refusal(name, p.Name); err != nil {
 					s.log.Info("tool refused", "agent", name, "tool", p.Name, "code", wire.CodeOf(err))
 					return tools.ToMCP(failure(err)), nil
 				}
