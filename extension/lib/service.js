@@ -23,11 +23,15 @@ const OFFER_NOTICE_MS = 10 * 60 * 1000;
  * @param {typeof WebSocket} env.WebSocket
  * @param {Navigator} env.navigator
  * @param {Crypto} env.crypto
- * @param {{warn:Function}} [env.log]
+ * @param {{warn:Function, info?:Function}} [env.log]
  * @param {{setTimeout:Function, clearTimeout:Function, setInterval:Function, clearInterval:Function}} [env.timers]
  * @param {import('./cdp-chromium.js').CdpAdapter} [env.cdp] the engine seam; chrome.debugger when omitted
  */
 export function startService({ chrome, WebSocket, navigator, crypto, log = console, timers = globalThis, cdp }) {
+  // One line per start: a worker or background script the browser stopped
+  // and started again shows up in the browser's console (and tests time
+  // the reconnect from it).
+  log.info?.('reins: background started');
   const core = new Core({ chrome, cdp, log, timers });
   const dispatcher = createDispatcher(core);
   let startAsked = false;

@@ -1,10 +1,12 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,6 +94,8 @@ func FirefoxExtension() (string, error) {
 // background script alive for the whole test, as in the brief.
 var firefoxPrefs = []string{
 	"extensions.background.idle.timeout=300000",
+	// The console of extension pages on stdout, for BackgroundStarted.
+	"devtools.console.stdout.content=true",
 	"app.update.enabled=false",
 	"app.update.auto=false",
 	"browser.shell.checkDefaultBrowser=false",
@@ -147,9 +151,77 @@ type Firefox struct {
 
 	cmd     *exec.Cmd
 	out     *syncBuffer
+	starts  *lineClock // when the extension's background started
 	exited  chan struct{}
 	waitErr error
 	once    sync.Once
+}
+
+// BackgroundStarted is the extension's line when its background script
+// starts (the console reaches web-ext's output through the
+// devtools.console.stdout.content pref).
+const BackgroundStarted = "reins: background started"
+
+// StartedAfter waits for the extension's background script to start after
+// t and returns when its start line arrived.
+func (f *Firefox) StartedAfter(ctx context.Context, t time.Time) (time.Time, error) {
+	return f.starts.after(ctx, t)
+}
+
+// lineClock is a writer that notes when each line holding mark arrives.
+type lineClock struct {
+	mark string
+
+	mu      sync.Mutex
+	partial []byte
+	seen    []time.Time
+	changed chan struct{} // closed and replaced on each new mark
+}
+
+func newLineClock(mark string) *lineClock {
+	return &lineClock{mark: mark, changed: make(chan struct{})}
+}
+
+func (l *lineClock) Write(p []byte) (int, error) {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			break
+		}
+		if bytes.Contains(l.partial[:i], []byte(l.mark)) {
+			l.seen = append(l.seen, now)
+			close(l.changed)
+			l.changed = make(chan struct{})
+		}
+		l.partial = l.partial[i+1:]
+	}
+	if len(l.partial) > 64<<10 {
+		l.partial = l.partial[:0] // a runaway line holds no mark worth keeping
+	}
+	return len(p), nil
+}
+
+func (l *lineClock) after(ctx context.Context, t time.Time) (time.Time, error) {
+	for {
+		l.mu.Lock()
+		for _, at := range l.seen {
+			if at.After(t) {
+				l.mu.Unlock()
+				return at, nil
+			}
+		}
+		changed := l.changed
+		l.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("no %q line after %s: %w", l.mark, t.Format(time.TimeOnly), ctx.Err())
+		}
+	}
 }
 
 // StartFirefox launches Firefox through `web-ext run` with a fresh profile,
@@ -186,7 +258,7 @@ func StartFirefox(ctx context.Context, port int, prefs ...string) (*Firefox, err
 	if err != nil {
 		return nil, err
 	}
-	f := &Firefox{Dir: dir, Profile: filepath.Join(dir, "profile"), out: &syncBuffer{}, exited: make(chan struct{})}
+	f := &Firefox{Dir: dir, Profile: filepath.Join(dir, "profile"), out: &syncBuffer{}, starts: newLineClock(BackgroundStarted), exited: make(chan struct{})}
 	for _, d := range []string{"profile", "home", "cache", "config", "tmp", "host"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
 			os.RemoveAll(dir)
@@ -205,6 +277,9 @@ func StartFirefox(ctx context.Context, port int, prefs ...string) (*Firefox, err
 		"--no-input",
 		"--no-reload",
 		"--no-config-discovery",
+		// Firefox's own stdout (the console lines) is passed on only in
+		// verbose mode.
+		"--verbose",
 		// In place: web-ext otherwise copies the profile to a temp dir it
 		// only removes on a clean exit.
 		"--firefox-profile", f.Profile,
@@ -226,8 +301,8 @@ func StartFirefox(ctx context.Context, port int, prefs ...string) (*Firefox, err
 	// Its own process group, so Close reaches Firefox and its content
 	// processes, which web-ext starts as children.
 	f.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	f.cmd.Stdout = f.out
-	f.cmd.Stderr = f.out
+	f.cmd.Stdout = io.MultiWriter(f.out, f.starts)
+	f.cmd.Stderr = f.cmd.Stdout
 	if err := f.cmd.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting web-ext: %w", err)
