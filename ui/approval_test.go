@@ -12,25 +12,30 @@ import (
 	"fyne.io/fyne/v2/widget"
 )
 
+// walk calls fn for every object in a canvas object tree, widgets' rendered
+// parts included.
+func walk(o fyne.CanvasObject, fn func(fyne.CanvasObject)) {
+	fn(o)
+	switch w := o.(type) {
+	case *fyne.Container:
+		for _, c := range w.Objects {
+			walk(c, fn)
+		}
+	case fyne.Widget:
+		for _, c := range test.WidgetRenderer(w).Objects() {
+			walk(c, fn)
+		}
+	}
+}
+
 // allLabels returns every label in a canvas object tree.
 func allLabels(o fyne.CanvasObject) []*widget.Label {
 	var out []*widget.Label
-	var walk func(fyne.CanvasObject)
-	walk = func(o fyne.CanvasObject) {
-		switch w := o.(type) {
-		case *widget.Label:
-			out = append(out, w)
-		case *fyne.Container:
-			for _, c := range w.Objects {
-				walk(c)
-			}
-		case fyne.Widget:
-			for _, c := range test.WidgetRenderer(w).Objects() {
-				walk(c)
-			}
+	walk(o, func(o fyne.CanvasObject) {
+		if l, ok := o.(*widget.Label); ok {
+			out = append(out, l)
 		}
-	}
-	walk(o)
+	})
 	return out
 }
 
@@ -75,23 +80,11 @@ func TestApprovalAllowAndDeny(t *testing.T) {
 // cursors returns the cursor shape of every object in a tree that sets one.
 func cursors(o fyne.CanvasObject) []desktop.Cursor {
 	var out []desktop.Cursor
-	var walk func(fyne.CanvasObject)
-	walk = func(o fyne.CanvasObject) {
+	walk(o, func(o fyne.CanvasObject) {
 		if c, ok := o.(desktop.Cursorable); ok {
 			out = append(out, c.Cursor())
 		}
-		switch w := o.(type) {
-		case *fyne.Container:
-			for _, c := range w.Objects {
-				walk(c)
-			}
-		case fyne.Widget:
-			for _, c := range test.WidgetRenderer(w).Objects() {
-				walk(c)
-			}
-		}
-	}
-	walk(o)
+	})
 	return out
 }
 
