@@ -194,6 +194,19 @@ func TestNoDisplaySaysUseHeadless(t *testing.T) {
 	}
 }
 
+// A command under the C locale with a charset (LANG=C.UTF-8, the default of
+// many containers and servers) prints what it has to say and nothing else:
+// no toolkit errors about an unparsable language.
+func TestCLocaleCommandsAreQuiet(t *testing.T) {
+	d := &desktop{display: "", bus: "unix:path=/nonexistent", home: t.TempDir()}
+	for _, lang := range []string{"C.UTF-8", "POSIX.UTF-8", "C", "en_US.UTF-8"} {
+		code, out, errOut := d.runReins(t, []string{"version"}, "LANG="+lang, "LC_ALL=", "LC_MESSAGES=", "LANGUAGE=")
+		if code != 0 || !strings.HasPrefix(out, "reins ") || errOut != "" {
+			t.Errorf("LANG=%s reins version: exit %d, stdout %q, stderr %q", lang, code, out, errOut)
+		}
+	}
+}
+
 // A port held by another program opens a window that names the port and
 // the flag; closing it ends reins with a failure.
 func TestPortInUseShowsAWindow(t *testing.T) {

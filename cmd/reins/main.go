@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"github.com/reinshq/reins/app"
+	// Initialized before the GUI toolkit reads the locale; see its doc.
+	_ "github.com/reinshq/reins/app/clocale"
 )
 
 func main() {
