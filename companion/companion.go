@@ -111,7 +111,8 @@ type Companion struct {
 
 	// The person's settings (settings.go): setMu orders their saves.
 	setMu    sync.Mutex
-	disabled []string // sorted
+	disabled []string         // sorted
+	blocked  []BlockedBrowser // by the person; oldest first
 	activity activityLog
 
 	offers    *pairing.Store
@@ -153,6 +154,7 @@ func New(cfg Config) (*Companion, error) {
 		RequestTimeout: cfg.RequestTimeout,
 		OnChange:       c.changed,
 		OnPairOffer:    c.parkOffer,
+		Admit:          c.admit,
 	})
 	// The engine drives the hub's browsers for MCP agents and paired
 	// backends; c.CheckPaused is how the tray's Pause reaches every call.

@@ -26,9 +26,10 @@ const CodeToolDisabled wire.Code = "tool_disabled"
 // settingsDoc is settings.json. Overlay is a pointer so a file written
 // before the field existed keeps the default (on).
 type settingsDoc struct {
-	Version       int      `json:"version"`
-	DisabledTools []string `json:"disabledTools"`
-	Overlay       *bool    `json:"overlay,omitempty"`
+	Version         int              `json:"version"`
+	DisabledTools   []string         `json:"disabledTools"`
+	Overlay         *bool            `json:"overlay,omitempty"`
+	BlockedBrowsers []BlockedBrowser `json:"blockedBrowsers,omitempty"`
 }
 
 // loadSettings reads settings.json. A missing file means the defaults
@@ -52,14 +53,15 @@ func (c *Companion) loadSettings() error {
 	c.overlay.Store(doc.Overlay == nil || *doc.Overlay)
 	c.setMu.Lock()
 	c.disabled = normalizeTools(doc.DisabledTools)
+	c.blocked = doc.BlockedBrowsers
 	c.setMu.Unlock()
 	return nil
 }
 
 // saveSettingsLocked writes settings.json atomically with mode 0600; the
 // caller holds setMu so two writers cannot interleave.
-func (c *Companion) saveSettingsLocked(disabled []string, overlay bool) error {
-	doc := settingsDoc{Version: 1, DisabledTools: disabled, Overlay: &overlay}
+func (c *Companion) saveSettingsLocked(disabled []string, overlay bool, blocked []BlockedBrowser) error {
+	doc := settingsDoc{Version: 1, DisabledTools: disabled, Overlay: &overlay, BlockedBrowsers: blocked}
 	if doc.DisabledTools == nil {
 		doc.DisabledTools = []string{}
 	}
@@ -134,7 +136,7 @@ func (c *Companion) SetDisabledTools(names []string) error {
 		c.setMu.Unlock()
 		return nil
 	}
-	if err := c.saveSettingsLocked(names, c.overlay.Load()); err != nil {
+	if err := c.saveSettingsLocked(names, c.overlay.Load(), c.blocked); err != nil {
 		c.setMu.Unlock()
 		return err
 	}
@@ -168,7 +170,7 @@ func (c *Companion) Overlay() bool { return c.overlay.Load() }
 // choice, and sends it to the extensions.
 func (c *Companion) SetOverlay(on bool) error {
 	c.setMu.Lock()
-	if err := c.saveSettingsLocked(c.disabled, on); err != nil {
+	if err := c.saveSettingsLocked(c.disabled, on, c.blocked); err != nil {
 		c.setMu.Unlock()
 		return err
 	}

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -41,7 +43,20 @@ type Options struct {
 	OnChange func()
 	// OnPairOffer receives pair.offer events. It must not block.
 	OnPairOffer func(browserID string, offer wire.PairOffer)
+	// Admit decides, from its hello, whether an extension may connect. An
+	// error refuses it: the socket closes with StatusRefused and the
+	// error's text as the reason. Nil admits every extension.
+	Admit func(hello wire.Hello) error
 }
+
+// StatusRefused is the WebSocket close code for an extension the person
+// refused (see Options.Admit and ReasonBlocked). The extension shows the
+// close reason and retries on its slow backoff, so unblocking takes effect
+// without a browser restart.
+const StatusRefused websocket.StatusCode = 4003
+
+// ReasonBlocked is the close reason of a browser profile the person blocked.
+const ReasonBlocked = "this browser profile is blocked in the Reins app"
 
 // Hub tracks every connected browser.
 type Hub struct {

@@ -600,3 +600,43 @@ func TestPoliciesArriveInOrder(t *testing.T) {
 		}
 	}
 }
+
+// Options.Admit refuses an extension by its hello: the socket closes with
+// StatusRefused and the reason, and nothing is registered. A connected
+// browser the person blocks is closed the same way.
+func TestAdmitAndBlock(t *testing.T) {
+	changed, notify := changeSignal()
+	e := newEnv(t, hub.Options{OnChange: notify, Admit: func(h wire.Hello) error {
+		if h.InstanceID == "blocked" {
+			return errors.New(hub.ReasonBlocked)
+		}
+		return nil
+	}})
+	refused, err := hubtest.Dial(context.Background(), e.url, hello("blocked", "s1"), hubtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer refused.Kill()
+	if got := refused.CloseStatus(); got != hub.StatusRefused {
+		t.Fatalf("close status %v (%v), want %v", got, refused.Err(), hub.StatusRefused)
+	}
+	var ce websocket.CloseError
+	if !errors.As(refused.Err(), &ce) || ce.Reason != hub.ReasonBlocked {
+		t.Fatalf("close error %v, want the reason %q", refused.Err(), hub.ReasonBlocked)
+	}
+	if n := len(e.hub.Browsers()); n != 0 {
+		t.Fatalf("a refused extension was registered: %d browsers", n)
+	}
+
+	x := dial(t, e, hello("welcome", "s1"))
+	waitFor(t, changed, "the admitted browser", func() bool { return len(e.hub.Browsers()) == 1 })
+	b, err := e.hub.Browser(e.hub.Browsers()[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Disconnect(hub.ReasonBlocked)
+	if got := x.CloseStatus(); got != hub.StatusRefused {
+		t.Fatalf("blocking a connected browser: close status %v, want %v", got, hub.StatusRefused)
+	}
+	waitFor(t, changed, "the blocked browser to leave", func() bool { return len(e.hub.Browsers()) == 0 })
+}

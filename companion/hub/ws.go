@@ -56,6 +56,13 @@ func (h *Hub) serveConn(ctx context.Context, conn *websocket.Conn, origin string
 		h.log.Warn("refused extension: malformed hello", "origin", origin, "err", err)
 		return
 	}
+	if h.opts.Admit != nil {
+		if err := h.opts.Admit(hello); err != nil {
+			h.log.Info("refused extension", "browser", hello.Browser, "profile", hello.Profile, "instance", hello.InstanceID, "reason", err)
+			conn.Close(StatusRefused, truncate(err.Error(), 120))
+			return
+		}
+	}
 	link := &wsLink{conn: conn, pending: map[int64]chan reply{}, closed: make(chan struct{})}
 	b, err := h.Attach(hello, ModeExtension, link)
 	if err != nil {
@@ -260,6 +267,8 @@ func (l *wsLink) Close(reason string) {
 			code = websocket.StatusMessageTooBig
 		} else if reason == "frame is not a JSON object" {
 			code = websocket.StatusPolicyViolation
+		} else if reason == ReasonBlocked {
+			code = StatusRefused
 		}
 		l.conn.Close(code, truncate(reason, 120))
 	})

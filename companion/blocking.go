@@ -1,0 +1,105 @@
+package companion
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/wire"
+)
+
+// BlockedBrowser is a browser profile the person refused. Its extension is
+// recognized by the instanceId of its hello (one per profile install) and
+// closed with hub.StatusRefused until the person unblocks it.
+type BlockedBrowser struct {
+	InstanceID string      `json:"instanceId"`
+	Name       string      `json:"name"` // as the dashboard showed it, e.g. "Chrome (Work)"
+	Engine     wire.Engine `json:"browserEngine,omitempty"`
+	Since      time.Time   `json:"since"`
+}
+
+var (
+	errBlockDev        = errors.New("a browser Reins launched itself cannot be blocked; close it instead")
+	errBlockAnonymous  = errors.New("this browser's extension does not say which profile it is, so it could not be recognized again")
+	errNotBlocked      = errors.New("no such blocked browser")
+	errBlockedProfile  = errors.New(hub.ReasonBlocked)
+	errNoSuchBrowserID = errors.New("no such browser")
+)
+
+// BlockBrowser refuses the browser profile behind a connected browser: it
+// is disconnected now, and its extension is refused on every reconnect,
+// across restarts, until UnblockBrowser. Tabs it shared stop working for
+// agents at once.
+func (c *Companion) BlockBrowser(browserID string) error {
+	b, err := c.hub.Browser(browserID)
+	if err != nil {
+		return fmt.Errorf("%w: %s is not connected", errNoSuchBrowserID, browserID)
+	}
+	info := b.Info()
+	if info.Mode != hub.ModeExtension {
+		return errBlockDev
+	}
+	if info.Hello.InstanceID == "" {
+		return errBlockAnonymous
+	}
+	c.setMu.Lock()
+	if !slices.ContainsFunc(c.blocked, func(x BlockedBrowser) bool { return x.InstanceID == info.Hello.InstanceID }) {
+		next := append(slices.Clone(c.blocked), BlockedBrowser{
+			InstanceID: info.Hello.InstanceID, Name: info.Name, Engine: info.Engine, Since: time.Now().UTC(),
+		})
+		if err := c.saveSettingsLocked(c.disabled, c.overlay.Load(), next); err != nil {
+			c.setMu.Unlock()
+			return err
+		}
+		c.blocked = next
+	}
+	c.setMu.Unlock()
+	c.log.Info("browser blocked", "browser", browserID, "name", info.Name, "instance", info.Hello.InstanceID)
+	b.Disconnect(hub.ReasonBlocked)
+	c.changed()
+	return nil
+}
+
+// UnblockBrowser lets a blocked browser profile connect again; its
+// extension does on its next retry.
+func (c *Companion) UnblockBrowser(instanceID string) error {
+	c.setMu.Lock()
+	i := slices.IndexFunc(c.blocked, func(x BlockedBrowser) bool { return x.InstanceID == instanceID })
+	if i < 0 {
+		c.setMu.Unlock()
+		return fmt.Errorf("%w: %q", errNotBlocked, instanceID)
+	}
+	name := c.blocked[i].Name
+	next := slices.Delete(slices.Clone(c.blocked), i, i+1)
+	if err := c.saveSettingsLocked(c.disabled, c.overlay.Load(), next); err != nil {
+		c.setMu.Unlock()
+		return err
+	}
+	c.blocked = next
+	c.setMu.Unlock()
+	c.log.Info("browser unblocked", "name", name, "instance", instanceID)
+	c.changed()
+	return nil
+}
+
+// BlockedBrowsers lists the blocked browser profiles, oldest first.
+func (c *Companion) BlockedBrowsers() []BlockedBrowser {
+	c.setMu.Lock()
+	defer c.setMu.Unlock()
+	return slices.Clone(c.blocked)
+}
+
+// admit is the hub's check of each extension's hello.
+func (c *Companion) admit(h wire.Hello) error {
+	if h.InstanceID == "" {
+		return nil
+	}
+	c.setMu.Lock()
+	defer c.setMu.Unlock()
+	if slices.ContainsFunc(c.blocked, func(x BlockedBrowser) bool { return x.InstanceID == h.InstanceID }) {
+		return errBlockedProfile
+	}
+	return nil
+}
