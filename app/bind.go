@@ -99,6 +99,7 @@ func (b *binding) snapshot() ui.State {
 		Tools:         c.Tools(),
 		DisabledTools: c.DisabledTools(),
 		Overlay:       c.Overlay(),
+		Blocked:       blockedBrowsers(c.BlockedBrowsers()),
 	}
 
 	mcpAgents := c.Agents()
@@ -270,3 +271,17 @@ func (b *binding) SetDisabledTools(names []string) error { return b.c.SetDisable
 
 // SetOverlay turns the page overlay on or off.
 func (b *binding) SetOverlay(on bool) error { return b.c.SetOverlay(on) }
+
+// BlockBrowser disconnects and refuses a browser profile.
+func (b *binding) BlockBrowser(browserID string) error { return b.c.BlockBrowser(browserID) }
+
+// UnblockBrowser lets a blocked browser profile connect again.
+func (b *binding) UnblockBrowser(instanceID string) error { return b.c.UnblockBrowser(instanceID) }
+
+func blockedBrowsers(in []companion.BlockedBrowser) []ui.BlockedBrowser {
+	out := make([]ui.BlockedBrowser, 0, len(in))
+	for _, x := range in {
+		out = append(out, ui.BlockedBrowser{InstanceID: x.InstanceID, Name: x.Name, Engine: string(x.Engine), Since: x.Since})
+	}
+	return out
+}

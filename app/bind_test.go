@@ -219,8 +219,21 @@ func TestBindingStateFollowsTheCompanion(t *testing.T) {
 		t.Fatal("a live view of a tab that does not exist")
 	}
 
+	// Blocking the browser drops it from the graph into the blocked list;
+	// unblocking empties the list.
+	id := s.Graph.Browsers[0].ID
+	if err := e.b.BlockBrowser(id); err != nil {
+		t.Fatal(err)
+	}
+	s = e.wait(t, "the blocked browser", func(s ui.State) bool { return len(s.Graph.Browsers) == 0 && len(s.Blocked) == 1 })
+	if bl := s.Blocked[0]; bl.InstanceID == "" || bl.Name == "" || bl.Engine != ui.EngineChromium || bl.Since.IsZero() {
+		t.Fatalf("blocked %+v", bl)
+	}
+	if err := e.b.UnblockBrowser(s.Blocked[0].InstanceID); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(t, "the unblocked list", func(s ui.State) bool { return len(s.Blocked) == 0 })
 	br.Close()
-	e.wait(t, "the browser to go", func(s ui.State) bool { return len(s.Graph.Browsers) == 0 })
 }
 
 // An agent's tool calls become activity, and the tabs it works in become

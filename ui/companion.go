@@ -35,6 +35,10 @@ type Companion interface {
 	SetDisabledTools(names []string) error
 	// SetOverlay turns the on-page "controlled by an agent" overlay on or off.
 	SetOverlay(on bool) error
+	// BlockBrowser disconnects a browser profile (by browser id) and refuses
+	// its extension until UnblockBrowser (by the profile's instance id).
+	BlockBrowser(browserID string) error
+	UnblockBrowser(instanceID string) error
 }
 
 // Autostart controls whether Reins starts at login. It is not part of the
@@ -62,6 +66,16 @@ type State struct {
 	Tools         []string // every tool name
 	DisabledTools []string
 	Overlay       bool
+
+	Blocked []BlockedBrowser // browser profiles the person refused, oldest first
+}
+
+// BlockedBrowser is a browser profile the person blocked.
+type BlockedBrowser struct {
+	InstanceID string
+	Name       string
+	Engine     string // EngineChromium or EngineFirefox
+	Since      time.Time
 }
 
 // Graph is who is connected to what, as drawn on the Connections view.

@@ -48,6 +48,7 @@ type Dashboard struct {
 	fresh bool // no State applied yet
 
 	graph    *GraphView
+	conns    *connectionsView
 	shared   *tabsView
 	agents   *agentsView
 	backends *backendsView
@@ -67,6 +68,7 @@ func NewDashboard(app fyne.App, c Companion, auto Autostart, openURL func(*url.U
 	d.win.SetIcon(assets.AppIcon)
 
 	d.graph = NewGraphView()
+	d.conns = newConnectionsView(d)
 	d.shared = newTabsView(d)
 	d.agents = newAgentsView(d)
 	d.backends = newBackendsView(d)
@@ -74,7 +76,7 @@ func NewDashboard(app fyne.App, c Companion, auto Autostart, openURL func(*url.U
 	d.settings = newSettingsView(d)
 
 	d.items = map[View]*container.TabItem{
-		ViewConnections: container.NewTabItemWithIcon("Connections", theme.ComputerIcon(), newConnectionsView(d.graph)),
+		ViewConnections: container.NewTabItemWithIcon("Connections", theme.ComputerIcon(), d.conns.content),
 		ViewTabs:        container.NewTabItemWithIcon("Tabs", theme.ViewFullScreenIcon(), d.shared.content),
 		ViewAgents:      container.NewTabItemWithIcon("Agents", theme.AccountIcon(), d.agents.content),
 		ViewBackends:    container.NewTabItemWithIcon("Backends", theme.StorageIcon(), d.backends.content),
@@ -143,6 +145,9 @@ func (d *Dashboard) Update(s State) {
 	if changed(old.Graph, s.Graph) || old.Paused != s.Paused {
 		d.graph.SetGraph(s.Graph, s.Paused)
 	}
+	if changed(old.Graph.Browsers, s.Graph.Browsers) || changed(old.Blocked, s.Blocked) {
+		d.conns.update(s.Graph.Browsers, s.Blocked)
+	}
 	if changed(old.Tabs, s.Tabs) || changed(old.Graph.Browsers, s.Graph.Browsers) {
 		d.shared.update(s.Tabs, s.Graph.Browsers)
 	}
@@ -161,13 +166,4 @@ func (d *Dashboard) Update(s State) {
 // fail reports a failed action in the dashboard.
 func (d *Dashboard) fail(err error) {
 	dialog.ShowError(err, d.win)
-}
-
-func newConnectionsView(g *GraphView) fyne.CanvasObject {
-	legend := container.NewHBox(
-		glyph(assets.Chromium, 16), quiet("Chromium"),
-		glyph(assets.Firefox, 16), quiet("Firefox"),
-		quiet("·  extension: a profile running the Reins extension  ·  dev: a browser Reins launched"),
-	)
-	return container.NewBorder(nil, container.NewPadded(legend), nil, nil, container.NewVScroll(g))
 }

@@ -315,3 +315,45 @@ func TestLiveViewURLParsed(t *testing.T) {
 		t.Errorf("openLiveView: %v %v", got, err)
 	}
 }
+
+// The Connections view lists the extension profiles with Block (after a
+// confirmation) and the blocked ones with Unblock; a browser Reins
+// launched itself has no Block button.
+func TestConnectionsBlockAndUnblock(t *testing.T) {
+	s := sampleState()
+	s.Blocked = []BlockedBrowser{{InstanceID: "inst-edge", Name: "Edge — Home", Engine: EngineChromium, Since: time.Date(2026, 12, 1, 9, 30, 0, 0, time.Local)}}
+	d, fc, _ := newTestDashboard(t, s)
+	d.Select(ViewConnections)
+	if _, ok := d.conns.blocks["b3"]; ok {
+		t.Error("the dev browser has a Block button")
+	}
+	if len(d.conns.blocks) != 2 {
+		t.Fatalf("Block buttons for %d browsers, want 2", len(d.conns.blocks))
+	}
+	text := labelTexts(d)
+	for _, want := range []string{"Chrome — Work", "b1 · 2 shared tabs", "Edge — Home", "blocked since 1 Dec 09:30"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("connections view lacks %q", want)
+		}
+	}
+
+	test.Tap(d.conns.blocks["b2"])
+	d.conns.confirm.Dismiss()
+	if len(fc.Calls()) != 0 {
+		t.Fatalf("blocked without confirmation: %q", fc.Calls())
+	}
+	test.Tap(d.conns.blocks["b2"])
+	d.conns.confirm.Confirm()
+	test.Tap(d.conns.unblocks["inst-edge"])
+	if got := fc.Calls(); !slices.Equal(got, []string{"BlockBrowser(b2)", "UnblockBrowser(inst-edge)"}) {
+		t.Errorf("calls = %q", got)
+	}
+
+	// The lists follow the State.
+	s.Blocked = nil
+	s.Graph.Browsers = s.Graph.Browsers[:1]
+	d.Update(s)
+	if len(d.conns.blocks) != 1 || len(d.conns.unblocks) != 0 {
+		t.Errorf("after the update: %d Block and %d Unblock buttons, want 1 and 0", len(d.conns.blocks), len(d.conns.unblocks))
+	}
+}

@@ -116,6 +116,12 @@ func (f *fakeCompanion) IssueToken(name string) (string, error) {
 }
 
 func (f *fakeCompanion) RevokeToken(name string) error { return f.record("RevokeToken(%s)", name) }
+
+func (f *fakeCompanion) BlockBrowser(id string) error { return f.record("BlockBrowser(%s)", id) }
+
+func (f *fakeCompanion) UnblockBrowser(instanceID string) error {
+	return f.record("UnblockBrowser(%s)", instanceID)
+}
 func (f *fakeCompanion) ForgetBackend(id string) error { return f.record("ForgetBackend(%s)", id) }
 func (f *fakeCompanion) StopSharing(tabID int) error   { return f.record("StopSharing(%d)", tabID) }
 func (f *fakeCompanion) SetOverlay(on bool) error      { return f.record("SetOverlay(%v)", on) }
