@@ -43,11 +43,10 @@ func (v *connectionsView) update(browsers []BrowserNode, blocked []BlockedBrowse
 	v.blocks = map[string]*widget.Button{}
 	v.unblocks = map[string]*widget.Button{}
 	row := func(engine, name, detail string, b *widget.Button) {
-		label := bold(name)
-		label.Truncation = fyne.TextTruncateEllipsis
+		// The name keeps its width; the detail takes what is left.
 		info := quiet(detail)
 		info.Truncation = fyne.TextTruncateEllipsis
-		v.profiles.Add(container.NewBorder(nil, nil, engineGlyph(engine, 20), b, container.NewHBox(label, info)))
+		v.profiles.Add(container.NewBorder(nil, nil, container.NewHBox(engineGlyph(engine, 20), bold(name)), b, info))
 	}
 	for _, br := range browsers {
 		if br.Mode != ModeExtension {
