@@ -78,6 +78,7 @@ func (c *Companion) UnblockBrowser(instanceID string) error {
 		return err
 	}
 	c.blocked = next
+	delete(c.refusedLogged, instanceID)
 	c.setMu.Unlock()
 	c.log.Info("browser unblocked", "name", name, "instance", instanceID)
 	c.changed()
@@ -91,15 +92,25 @@ func (c *Companion) BlockedBrowsers() []BlockedBrowser {
 	return slices.Clone(c.blocked)
 }
 
-// admit is the hub's check of each extension's hello.
+// admit is the hub's check of each extension's hello. A blocked profile's
+// extension retries every few seconds, so its refusal is logged once per
+// blocking.
 func (c *Companion) admit(h wire.Hello) error {
 	if h.InstanceID == "" {
 		return nil
 	}
 	c.setMu.Lock()
 	defer c.setMu.Unlock()
-	if slices.ContainsFunc(c.blocked, func(x BlockedBrowser) bool { return x.InstanceID == h.InstanceID }) {
-		return errBlockedProfile
+	i := slices.IndexFunc(c.blocked, func(x BlockedBrowser) bool { return x.InstanceID == h.InstanceID })
+	if i < 0 {
+		return nil
 	}
-	return nil
+	if c.refusedLogged == nil {
+		c.refusedLogged = map[string]bool{}
+	}
+	if !c.refusedLogged[h.InstanceID] {
+		c.refusedLogged[h.InstanceID] = true
+		c.log.Info("refused a blocked browser profile (further attempts are not logged)", "name", c.blocked[i].Name, "instance", h.InstanceID)
+	}
+	return errBlockedProfile
 }

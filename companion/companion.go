@@ -113,7 +113,9 @@ type Companion struct {
 	setMu    sync.Mutex
 	disabled []string         // sorted
 	blocked  []BlockedBrowser // by the person; oldest first
-	activity activityLog
+	// refusedLogged notes the blocked profiles whose refusal was logged.
+	refusedLogged map[string]bool
+	activity      activityLog
 
 	offers    *pairing.Store
 	operators *operator.Manager

@@ -58,7 +58,9 @@ func (h *Hub) serveConn(ctx context.Context, conn *websocket.Conn, origin string
 	}
 	if h.opts.Admit != nil {
 		if err := h.opts.Admit(hello); err != nil {
-			h.log.Info("refused extension", "browser", hello.Browser, "profile", hello.Profile, "instance", hello.InstanceID, "reason", err)
+			// Admit logs what the person should see; a refused extension
+			// retries every few seconds.
+			h.log.Debug("refused extension", "browser", hello.Browser, "profile", hello.Profile, "instance", hello.InstanceID, "reason", err)
 			conn.Close(StatusRefused, truncate(err.Error(), 120))
 			return
 		}

@@ -29,6 +29,10 @@ class FakeSocket {
     this.closed = true;
     this.onclose?.({ code: 1006, reason: '' });
   }
+  refuse(code, reason) {
+    this.closed = true;
+    this.onclose?.({ code, reason });
+  }
 }
 
 const navigator = {
@@ -211,4 +215,23 @@ test('an answer over the frame limit becomes an error', () => {
   assert.deepEqual(fitFrame({ id: 1, result: { data: 'x'.repeat(100) } }, 50), { id: 1, error: 'the result is larger than the 64 MiB frame limit', code: 'internal' });
   assert.deepEqual(fitFrame({ id: 2, result: { data: 'x' } }, 50), { id: 2, result: { data: 'x' } });
   assert.deepEqual(fitFrame({ id: 3, error: 'e', code: 'internal' }, 5), { id: 3, error: 'e', code: 'internal' });
+});
+
+test('a profile the app refuses right after hello shows why and is not retried faster', async () => {
+  const { timers, socket, svc } = await boot();
+  const reason = 'this browser profile is blocked in the Reins app';
+  const delays = [];
+  for (let i = 0; i < 5; i++) {
+    const ws = socket();
+    ws.open();
+    await settle();
+    assert.equal(ws.sent[0].event, 'hello');
+    ws.refuse(4003, reason);
+    assert.equal(svc.conn.status().error, `the Reins app closed the connection: ${reason}`);
+    const before = FakeSocket.all.length;
+    const start = timers.now;
+    while (FakeSocket.all.length === before) await timers.advance(500);
+    delays.push(timers.now - start);
+  }
+  assert.deepEqual(delays, [1000, 2000, 4000, 8000, 15000]);
 });
