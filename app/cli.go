@@ -130,6 +130,7 @@ func commands() []command {
 		{"mcp", "serve MCP on stdin/stdout, relayed to the running companion (for clients that launch commands)", runMCP},
 		{"pair", "list, approve or deny pairing offers from hosted products: pair list | pair approve ID | pair deny ID", runPair},
 		{"backends", "list paired hosted products, or forget one: backends | backends forget ID", runBackends},
+		{"browsers", "list connected browsers and blocked profiles, or block or unblock one: browsers | browsers block ID | browsers unblock INSTANCE", runBrowsers},
 		{"live", "print a one-time Live view link for a shared tab: live TABID", runLive},
 		{"native-host", "serve the browser extension over native messaging (browsers start this)", runNativeHost},
 		{"install-native-host", "register the native messaging host with this user's browsers", runInstallNativeHost},

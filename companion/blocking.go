@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/wire"
 )
@@ -21,11 +22,9 @@ type BlockedBrowser struct {
 }
 
 var (
-	errBlockDev        = errors.New("a browser Reins launched itself cannot be blocked; close it instead")
-	errBlockAnonymous  = errors.New("this browser's extension does not say which profile it is, so it could not be recognized again")
-	errNotBlocked      = errors.New("no such blocked browser")
-	errBlockedProfile  = errors.New(hub.ReasonBlocked)
-	errNoSuchBrowserID = errors.New("no such browser")
+	errBlockDev       = fmt.Errorf("%w: a browser Reins launched itself cannot be blocked; close it instead", admin.ErrBadRequest)
+	errBlockAnonymous = fmt.Errorf("%w: this browser's extension does not say which profile it is, so it could not be recognized again", admin.ErrBadRequest)
+	errBlockedProfile = errors.New(hub.ReasonBlocked)
 )
 
 // BlockBrowser refuses the browser profile behind a connected browser: it
@@ -35,7 +34,7 @@ var (
 func (c *Companion) BlockBrowser(browserID string) error {
 	b, err := c.hub.Browser(browserID)
 	if err != nil {
-		return fmt.Errorf("%w: %s is not connected", errNoSuchBrowserID, browserID)
+		return fmt.Errorf("%w: %s is not connected (reins browsers lists them)", admin.ErrNoSuchBrowser, browserID)
 	}
 	info := b.Info()
 	if info.Mode != hub.ModeExtension {
@@ -69,7 +68,7 @@ func (c *Companion) UnblockBrowser(instanceID string) error {
 	i := slices.IndexFunc(c.blocked, func(x BlockedBrowser) bool { return x.InstanceID == instanceID })
 	if i < 0 {
 		c.setMu.Unlock()
-		return fmt.Errorf("%w: %q", errNotBlocked, instanceID)
+		return fmt.Errorf("%w: no blocked profile has instance id %q", admin.ErrNoSuchBrowser, instanceID)
 	}
 	name := c.blocked[i].Name
 	next := slices.Delete(slices.Clone(c.blocked), i, i+1)
@@ -114,3 +113,25 @@ func (c *Companion) admit(h wire.Hello) error {
 	}
 	return errBlockedProfile
 }
+
+// adminBrowsers is the companion as the admin channel's browsers routes see
+// it.
+type adminBrowsers struct{ c *Companion }
+
+func (a adminBrowsers) BrowsersState() admin.BrowsersResponse {
+	var out admin.BrowsersResponse
+	for _, b := range a.c.hub.Browsers() {
+		out.Connected = append(out.Connected, admin.BrowserEntry{
+			ID: b.ID, Name: b.Name, Engine: string(b.Engine), Mode: string(b.Mode),
+			InstanceID: b.Hello.InstanceID, SharedTabs: b.SharedTabs,
+		})
+	}
+	for _, b := range a.c.BlockedBrowsers() {
+		out.Blocked = append(out.Blocked, admin.BlockedEntry{InstanceID: b.InstanceID, Name: b.Name, Engine: string(b.Engine), Since: b.Since})
+	}
+	return out
+}
+
+func (a adminBrowsers) BlockBrowser(id string) error { return a.c.BlockBrowser(id) }
+
+func (a adminBrowsers) UnblockBrowser(instanceID string) error { return a.c.UnblockBrowser(instanceID) }

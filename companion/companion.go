@@ -472,6 +472,7 @@ func (c *Companion) startAdmin() error {
 		ShowDashboard: c.cfg.ShowDashboard,
 		LiveViewURL:   c.LiveViewURL,
 		Pairing:       c,
+		Browsers:      adminBrowsers{c},
 		Logger:        c.log,
 	}), c.log)
 	return nil

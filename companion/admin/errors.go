@@ -35,6 +35,7 @@ var codes = []struct {
 	{tokens.ErrKeychainUnavailable, "keychain_unavailable", http.StatusServiceUnavailable},
 	{pairing.ErrNoOffer, "no_such_offer", http.StatusNotFound},
 	{operator.ErrNoBackend, "no_such_backend", http.StatusNotFound},
+	{ErrNoSuchBrowser, "no_such_browser", http.StatusNotFound},
 	{ErrBadRequest, "bad_request", http.StatusBadRequest},
 	{ErrForbidden, "forbidden", http.StatusForbidden},
 	{ErrNotImplemented, "not_implemented", http.StatusNotImplemented},

@@ -38,7 +38,10 @@ type Options struct {
 	// Pairing lists, approves and denies pair offers and manages paired
 	// backends (`reins pair`, `reins backends`).
 	Pairing Pairing
-	Logger  *slog.Logger
+	// Browsers lists, blocks and unblocks browser profiles
+	// (`reins browsers`).
+	Browsers Browsers
+	Logger   *slog.Logger
 }
 
 // handler answers one admin request with a JSON-encodable value or an error
@@ -63,6 +66,10 @@ func (h *Handler) routes() map[string]handler {
 		"GET /v1/backends":           h.listBackends,
 		"DELETE /v1/backends/{id}":   h.forgetBackend,
 		"POST /v1/live/{tab}":        h.liveViewURL,
+
+		"GET /v1/browsers":              h.listBrowsers,
+		"POST /v1/browsers/{id}/block":  h.blockBrowser,
+		"DELETE /v1/blocked/{instance}": h.unblockBrowser,
 	}
 }
 

@@ -1,0 +1,102 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// ErrNoSuchBrowser means no connected browser, or no blocked profile, has
+// the id given.
+var ErrNoSuchBrowser = errors.New("no such browser")
+
+// Browsers is what the browsers routes need (`reins browsers`); the
+// companion satisfies it.
+type Browsers interface {
+	BrowsersState() BrowsersResponse
+	BlockBrowser(id string) error
+	UnblockBrowser(instanceID string) error
+}
+
+// BrowserEntry is a connected browser.
+type BrowserEntry struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Engine     string `json:"engine"`
+	Mode       string `json:"mode"`
+	InstanceID string `json:"instanceId"`
+	SharedTabs int    `json:"sharedTabs"`
+}
+
+// BlockedEntry is a browser profile the person blocked.
+type BlockedEntry struct {
+	InstanceID string    `json:"instanceId"`
+	Name       string    `json:"name"`
+	Engine     string    `json:"engine"`
+	Since      time.Time `json:"since"`
+}
+
+// BrowsersResponse lists connected browsers and blocked profiles.
+type BrowsersResponse struct {
+	Connected []BrowserEntry `json:"connected"`
+	Blocked   []BlockedEntry `json:"blocked"`
+}
+
+func (h *Handler) browsers() (Browsers, error) {
+	if h.opts.Browsers == nil {
+		return nil, fmt.Errorf("%w: blocking browsers is not available in this companion", ErrNotImplemented)
+	}
+	return h.opts.Browsers, nil
+}
+
+func (h *Handler) listBrowsers(r *http.Request) (any, error) {
+	b, err := h.browsers()
+	if err != nil {
+		return nil, err
+	}
+	out := b.BrowsersState()
+	if out.Connected == nil {
+		out.Connected = []BrowserEntry{}
+	}
+	if out.Blocked == nil {
+		out.Blocked = []BlockedEntry{}
+	}
+	return out, nil
+}
+
+func (h *Handler) blockBrowser(r *http.Request) (any, error) {
+	b, err := h.browsers()
+	if err != nil {
+		return nil, err
+	}
+	return struct{}{}, b.BlockBrowser(r.PathValue("id"))
+}
+
+func (h *Handler) unblockBrowser(r *http.Request) (any, error) {
+	b, err := h.browsers()
+	if err != nil {
+		return nil, err
+	}
+	return struct{}{}, b.UnblockBrowser(r.PathValue("instance"))
+}
+
+// Browsers lists the connected browsers and the blocked profiles.
+func (c *Client) Browsers(ctx context.Context) (BrowsersResponse, error) {
+	var out BrowsersResponse
+	err := c.do(ctx, http.MethodGet, "/v1/browsers", nil, &out)
+	return out, err
+}
+
+// BlockBrowser disconnects a connected browser's profile and refuses it
+// until unblocked.
+func (c *Client) BlockBrowser(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodPost, "/v1/browsers/"+url.PathEscape(id)+"/block", nil, nil)
+}
+
+// UnblockBrowser lets a blocked profile connect again.
+func (c *Client) UnblockBrowser(ctx context.Context, instanceID string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/blocked/"+url.PathEscape(instanceID), nil, nil)
+}
