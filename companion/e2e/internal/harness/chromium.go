@@ -418,6 +418,31 @@ func (c *Chromium) UseCompanionPort(ctx context.Context, port int) error {
 	})
 }
 
+// WaitConnectionError waits until the connection error the extension's
+// popup shows contains substr, and returns it. It asks from the options
+// page, listening to the worker's change broadcasts rather than polling.
+func (c *Chromium) WaitConnectionError(ctx context.Context, substr string) (string, error) {
+	var got string
+	err := c.inExtensionPage(ctx, "options.html", func(sid string) error {
+		expr := fmt.Sprintf(`(async () => {
+			const want = %q;
+			const error = async () => {
+				const answer = await chrome.runtime.sendMessage({type: 'popup.state'});
+				if (!answer || !answer.ok) throw new Error('popup.state: ' + JSON.stringify(answer));
+				return answer.result.connection.error || '';
+			};
+			return await new Promise((resolve) => {
+				const check = async () => { const e = await error(); if (e.includes(want)) resolve(e); };
+				// Listen first, then look: a change in between is not missed.
+				chrome.runtime.onMessage.addListener((m) => { if (m && m.type === 'reins.changed') check(); });
+				check();
+			});
+		})()`, substr)
+		return c.Evaluate(ctx, sid, expr, &got)
+	})
+	return got, err
+}
+
 // inExtensionPage opens one of the extension's pages in a new target, runs
 // fn once it has loaded, and closes it.
 func (c *Chromium) inExtensionPage(ctx context.Context, page string, fn func(sessionID string) error) error {
