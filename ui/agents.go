@@ -180,18 +180,7 @@ func (v *agentsView) update(agents []Agent, mcpURL string) {
 
 func (v *agentsView) askRevoke(name string) {
 	shown := untrusted(name, 60)
-	v.confirm = dialog.NewConfirm("Revoke "+shown+"?",
+	v.confirm = v.d.confirmDanger("Revoke "+shown+"?",
 		shown+" loses access at once and its open sessions end.\nIssue a new token to let it back in.",
-		func(ok bool) {
-			if !ok {
-				return
-			}
-			if err := v.d.c.RevokeToken(name); err != nil {
-				v.d.fail(fmt.Errorf("revoking %q: %w", name, err))
-			}
-		}, v.d.win)
-	v.confirm.SetConfirmText("Revoke")
-	v.confirm.SetDismissText("Cancel")
-	v.confirm.SetConfirmImportance(widget.DangerImportance)
-	v.confirm.Show()
+		"Revoke", fmt.Sprintf("revoking %q", name), func() error { return v.d.c.RevokeToken(name) })
 }

@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"fmt"
-
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
@@ -74,18 +72,7 @@ func (v *backendsView) update(backends []Backend) {
 }
 
 func (v *backendsView) askForget(id, origin string) {
-	v.confirm = dialog.NewConfirm("Forget "+origin+"?",
+	v.confirm = v.d.confirmDanger("Forget "+origin+"?",
 		"Reins disconnects from this product and deletes its token.\nIt can only come back by pairing again, with your approval.",
-		func(ok bool) {
-			if !ok {
-				return
-			}
-			if err := v.d.c.ForgetBackend(id); err != nil {
-				v.d.fail(fmt.Errorf("forgetting %s: %w", origin, err))
-			}
-		}, v.d.win)
-	v.confirm.SetConfirmText("Forget")
-	v.confirm.SetDismissText("Cancel")
-	v.confirm.SetConfirmImportance(widget.DangerImportance)
-	v.confirm.Show()
+		"Forget", "forgetting "+origin, func() error { return v.d.c.ForgetBackend(id) })
 }

@@ -74,18 +74,7 @@ func (v *connectionsView) update(browsers []BrowserNode, blocked []BlockedBrowse
 }
 
 func (v *connectionsView) askBlock(id, name string) {
-	v.confirm = dialog.NewConfirm("Block "+name+"?",
+	v.confirm = v.d.confirmDanger("Block "+name+"?",
 		"Reins disconnects this browser profile now and refuses its extension until you unblock it here.\nAgents lose the tabs shared from it.",
-		func(ok bool) {
-			if !ok {
-				return
-			}
-			if err := v.d.c.BlockBrowser(id); err != nil {
-				v.d.fail(fmt.Errorf("blocking %s: %w", name, err))
-			}
-		}, v.d.win)
-	v.confirm.SetConfirmText("Block")
-	v.confirm.SetDismissText("Cancel")
-	v.confirm.SetConfirmImportance(widget.DangerImportance)
-	v.confirm.Show()
+		"Block", "blocking "+name, func() error { return v.d.c.BlockBrowser(id) })
 }

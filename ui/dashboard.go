@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"net/url"
 	"reflect"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/reinshq/reins/assets"
 )
@@ -166,4 +168,23 @@ func (d *Dashboard) Update(s State) {
 // fail reports a failed action in the dashboard.
 func (d *Dashboard) fail(err error) {
 	dialog.ShowError(err, d.win)
+}
+
+// confirmDanger asks before a destructive action: its button says verb, and
+// act runs only on that button. An error from act is reported as failing
+// to doing (e.g. "revoking \"cursor\"").
+func (d *Dashboard) confirmDanger(title, message, verb, doing string, act func() error) *dialog.ConfirmDialog {
+	c := dialog.NewConfirm(title, message, func(ok bool) {
+		if !ok {
+			return
+		}
+		if err := act(); err != nil {
+			d.fail(fmt.Errorf("%s: %w", doing, err))
+		}
+	}, d.win)
+	c.SetConfirmText(verb)
+	c.SetDismissText("Cancel")
+	c.SetConfirmImportance(widget.DangerImportance)
+	c.Show()
+	return c
 }
