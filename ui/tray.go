@@ -106,16 +106,20 @@ func (t *Tray) Update(s State) {
 	t.seen = current
 
 	// The first State is the baseline: browsers already connected when Reins
-	// starts are not news.
-	known := make(map[string]bool, len(s.Graph.Browsers))
-	for _, b := range s.Graph.Browsers {
-		known[b.ID] = true
-		if t.browsers != nil && !t.browsers[b.ID] {
-			t.app.SendNotification(fyne.NewNotification("Reins: new browser connected",
-				untrusted(b.Name, 60)+" ("+engineName(b.Engine)+") can now share tabs with your agents. See it in the dashboard."))
-		}
+	// starts are not news. Nor is a browser coming back (its worker
+	// restarted, its computer woke up): browser ids stay the same for a
+	// profile, and every id seen is remembered for the run.
+	first := t.browsers == nil
+	if first {
+		t.browsers = make(map[string]bool, len(s.Graph.Browsers))
 	}
-	t.browsers = known
+	for _, b := range s.Graph.Browsers {
+		if !first && !t.browsers[b.ID] {
+			t.app.SendNotification(fyne.NewNotification("Reins: new browser connected",
+				untrusted(b.Name, 60)+" ("+engineName(b.Engine)+") can now share tabs with your agents. See it in the dashboard, where you can also block it."))
+		}
+		t.browsers[b.ID] = true
+	}
 }
 
 // render updates the icon and, when what it shows changed, the menu.

@@ -257,10 +257,16 @@ func TestTrayAnnouncesNewBrowsers(t *testing.T) {
 	if len(app.notes) != 0 {
 		t.Fatalf("browsers present at start announced: %q", app.notes)
 	}
-	s.Graph.Browsers = append(slices.Clone(s.Graph.Browsers), BrowserNode{ID: "b4", Name: "Brave — Research", Engine: EngineChromium})
+	withBrave := append(slices.Clone(s.Graph.Browsers), BrowserNode{ID: "b4", Name: "Brave — Research", Engine: EngineChromium})
+	s.Graph.Browsers = withBrave
 	tr.Update(s)
 	tr.Update(s)
-	want := []string{"Reins: new browser connected: Brave — Research (Chromium) can now share tabs with your agents. See it in the dashboard."}
+	// It goes away and comes back (a restarted worker): not news again.
+	s.Graph.Browsers = withBrave[:len(withBrave)-1]
+	tr.Update(s)
+	s.Graph.Browsers = withBrave
+	tr.Update(s)
+	want := []string{"Reins: new browser connected: Brave — Research (Chromium) can now share tabs with your agents. See it in the dashboard, where you can also block it."}
 	if !slices.Equal(app.notes, want) {
 		t.Errorf("notifications %q, want %q", app.notes, want)
 	}
