@@ -33,9 +33,13 @@ type caster struct {
 	unsub   func()
 	acking  sync.WaitGroup // acks in flight
 
-	mu       sync.Mutex
-	viewers  map[*viewer]struct{}
-	last     []byte // the newest frame message, for viewers that join
+	mu      sync.Mutex
+	viewers map[*viewer]struct{}
+	last    []byte // the newest frame message, for viewers that join
+	// notice is the notice standing while there is no picture (a browser
+	// page, a failed start, a detached debugger), for viewers that join
+	// while it stands; a frame or a started screencast clears it.
+	notice   []byte
 	meta     FrameMetadata
 	haveMeta bool
 	pending  []hub.TabEvent
@@ -156,7 +160,28 @@ func (c *caster) add(v *viewer) bool {
 	if c.last != nil {
 		v.offerFrame(c.last)
 	}
+	if c.notice != nil {
+		v.offerControl(c.notice)
+	}
 	return true
+}
+
+// notify tells every viewer, and every viewer that joins until the picture
+// is back, why there is no picture.
+func (c *caster) notify(message string) {
+	msg := encode(NoticeMsg{Kind: KindNotice, Message: message})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.notice = msg
+	for v := range c.viewers {
+		v.offerControl(msg)
+	}
+}
+
+func (c *caster) clearNotice() {
+	c.mu.Lock()
+	c.notice = nil
+	c.mu.Unlock()
 }
 
 // remove drops a viewer; the last one to leave stops the screencast.
@@ -259,6 +284,7 @@ func (c *caster) start() {
 	}, "", Client)
 	if err == nil {
 		c.streaming, c.waitAttach, c.backoff = true, false, 0
+		c.clearNotice()
 		c.log.Debug("screencast started", "quality", lv.Quality, "max_width", lv.MaxWidth, "max_height", lv.MaxHeight)
 		return
 	}
@@ -272,11 +298,11 @@ func (c *caster) start() {
 		c.end(wire.CodeNotShared, "The tab is no longer shared with Reins.")
 	case wire.CodeRestrictedURL:
 		c.waitAttach = true
-		c.broadcast(encode(NoticeMsg{Kind: KindNotice, Message: "This page cannot be shown: browsers keep their own pages and extension pages out of reach. The picture comes back when the tab shows a web page."}))
+		c.notify("This page cannot be shown: browsers keep their own pages and extension pages out of reach. The picture comes back when the tab shows a web page.")
 	default:
 		c.backoff = min(max(2*c.backoff, 500*time.Millisecond), 30*time.Second)
 		c.log.Warn("screencast did not start; retrying", "err", err, "in", c.backoff)
-		c.broadcast(encode(NoticeMsg{Kind: KindNotice, Message: fmt.Sprintf("The picture could not be started (%v); trying again.", err)}))
+		c.notify(fmt.Sprintf("The picture could not be started (%v); trying again.", err))
 		c.retry.Reset(c.backoff)
 	}
 }
@@ -311,6 +337,7 @@ func (c *caster) fanout(f rawFrame) {
 	msg := frameMessage(c.seq, md, f.Data)
 	c.mu.Lock()
 	c.last = msg
+	c.notice = nil
 	c.meta, c.haveMeta = md, md.Width > 0 && md.Height > 0
 	vs := make([]*viewer, 0, len(c.viewers))
 	for v := range c.viewers {
@@ -369,7 +396,7 @@ func (c *caster) events() {
 				// the tab (theirs in Take over, or an agent's) re-attaches,
 				// and its events tell us so.
 				c.waitAttach = true
-				c.broadcast(encode(NoticeMsg{Kind: KindNotice, Message: "The browser detached Reins from this tab. The picture resumes when Reins attaches again (Take over and click, or an agent's next step)."}))
+				c.notify("The browser detached Reins from this tab. The picture resumes when Reins attaches again (Take over and click, or an agent's next step).")
 			case "target_closed":
 				// A tabs event saying the tab closed follows.
 				c.waitAttach = true

@@ -396,6 +396,14 @@ func TestRestrictedPageWaitsForAWebPage(t *testing.T) {
 	if m, _ := v.waitKind(t, 0, KindNotice); !strings.Contains(m["message"].(string), "cannot be shown") {
 		t.Fatalf("notice %v", m)
 	}
+	// A viewer who joins later is told too: the notice stands until the
+	// picture is back. (The first viewer's notice could also be sent before
+	// it joined the screencast; the same rule covers that.)
+	late := e.view(t)
+	late.waitKind(t, 0, KindHello)
+	if m, _ := late.waitKind(t, 0, KindNotice); !strings.Contains(m["message"].(string), "cannot be shown") {
+		t.Fatalf("notice to the later viewer %v", m)
+	}
 	if n := e.rec.count("Page.startScreencast"); n != 0 {
 		t.Fatalf("startScreencast reached the extension for a browser page (%d)", n)
 	}
