@@ -88,9 +88,12 @@ func newCaster(s *Server, tab int, prev *caster) *caster {
 	}
 	// Subscribe before the screencast starts so its first frame is seen.
 	c.unsub = s.opts.Hub.SubscribeTab(tab, c.onEvent)
-	go c.run()
 	return c
 }
+
+// begin starts the screencast. The caller adds the first viewer before, so
+// nothing the caster says (a notice, the end of the view) can miss it.
+func (c *caster) begin() { go c.run() }
 
 // onEvent runs on the hub's reader goroutine: queue and return.
 func (c *caster) onEvent(ev hub.TabEvent) {

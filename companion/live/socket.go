@@ -351,6 +351,7 @@ func (s *Server) join(v *viewer) error {
 		c = newCaster(s, v.tab, c)
 		s.casts[v.tab] = c
 		c.add(v)
+		c.begin()
 	}
 	v.cast = c
 	s.viewers[v] = struct{}{}
