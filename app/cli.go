@@ -101,14 +101,19 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // parseCommand parses a subcommand's common flags, which may come before or
 // after its positional arguments, resolves them, and returns the positional
 // arguments. A bad flag prints usage.
-func parseCommand(env Env, name, usage string, args []string) (Common, []string, error) {
+func parseCommand(env Env, name, usage string, args []string, flags func(*flag.FlagSet)) (Common, []string, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	var common Common
 	common.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, usage)
-		fs.PrintDefaults()
+	if flags != nil {
+		flags(fs)
+	}
+	if usage != "" {
+		fs.Usage = func() {
+			fmt.Fprintln(env.Stderr, usage)
+			fs.PrintDefaults()
+		}
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {

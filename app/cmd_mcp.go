@@ -35,23 +35,19 @@ var ErrNotRunning = errors.New("reins is not running")
 // can only launch commands, relaying every message to the running
 // companion's /mcp. stdout carries JSON-RPC only; diagnostics go to stderr.
 func runMCP(env Env, args []string) error {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	var common Common
-	common.register(fs)
-	tokenName := fs.String("token-name", "", "read the agent token NAME from the token store (default: the REINS_TOKEN environment variable)")
-	if _, err := parseInterspersed(fs, args); err != nil {
-		return err
-	}
-	if err := common.resolve(); err != nil {
+	var tokenName string
+	common, _, err := parseCommand(env, "mcp", "", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&tokenName, "token-name", "", "read the agent token NAME from the token store (default: the REINS_TOKEN environment variable)")
+	})
+	if err != nil {
 		return err
 	}
 	token := ""
 	if env.Getenv != nil {
 		token = strings.TrimSpace(env.Getenv("REINS_TOKEN"))
 	}
-	if *tokenName != "" {
-		t, err := agentToken(common.DataDir, common.Keyring, *tokenName)
+	if tokenName != "" {
+		t, err := agentToken(common.DataDir, common.Keyring, tokenName)
 		if err != nil {
 			return err
 		}

@@ -20,7 +20,7 @@ const (
 // flags name, for commands that only the running companion can answer
 // (pair offers, backends, Live view links): there is no store fallback.
 func adminCall(env Env, name string, args []string, usage string, fn func(ctx context.Context, c *admin.Client, pos []string) error) error {
-	common, pos, err := parseCommand(env, name, usage, args)
+	common, pos, err := parseCommand(env, name, usage, args, nil)
 	if err != nil {
 		return err
 	}

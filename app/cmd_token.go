@@ -22,7 +22,7 @@ var openTokens = tokens.Open
 // admin channel, so /mcp sees a revocation on its very next request, and
 // works on the store directly only when no companion answers.
 func runToken(env Env, args []string) error {
-	common, pos, err := parseCommand(env, "token", tokenUsage, args)
+	common, pos, err := parseCommand(env, "token", tokenUsage, args, nil)
 	if err != nil {
 		return err
 	}

@@ -17,19 +17,18 @@ import (
 )
 
 func runHeadless(env Env, args []string) error {
-	fs := flag.NewFlagSet("headless", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	var common Common
-	common.register(fs)
-	var extIDs stringList
-	fs.Var(&extIDs, "allow-extension", "also accept this Chromium extension id on the extension socket (repeatable)")
-	inspectSocket := fs.String("inspect-socket", "", "serve the hub inspection API on this Unix socket (tests and diagnostics)")
-	devBrowser := fs.String("dev-browser", "", "also launch the Chromium at this path with a fresh profile and drive it over raw CDP (graph mode dev)")
-	devHeaded := fs.Bool("dev-browser-window", false, "show the --dev-browser window instead of running it headless")
-	if _, err := parseInterspersed(fs, args); err != nil {
-		return err
-	}
-	if err := common.resolve(); err != nil {
+	var (
+		extIDs                    stringList
+		inspectSocket, devBrowser string
+		devHeaded                 bool
+	)
+	common, _, err := parseCommand(env, "headless", "", args, func(fs *flag.FlagSet) {
+		fs.Var(&extIDs, "allow-extension", "also accept this Chromium extension id on the extension socket (repeatable)")
+		fs.StringVar(&inspectSocket, "inspect-socket", "", "serve the hub inspection API on this Unix socket (tests and diagnostics)")
+		fs.StringVar(&devBrowser, "dev-browser", "", "also launch the Chromium at this path with a fresh profile and drive it over raw CDP (graph mode dev)")
+		fs.BoolVar(&devHeaded, "dev-browser-window", false, "show the --dev-browser window instead of running it headless")
+	})
+	if err != nil {
 		return err
 	}
 	log, err := common.logger(env.Stderr)
@@ -57,8 +56,8 @@ func runHeadless(env Env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if *devBrowser != "" {
-		dev, err := startDevBrowser(ctx, c, *devBrowser, !*devHeaded, log)
+	if devBrowser != "" {
+		dev, err := startDevBrowser(ctx, c, devBrowser, !devHeaded, log)
 		if err != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -68,11 +67,11 @@ func runHeadless(env Env, args []string) error {
 		defer dev.Close()
 	}
 	inspectDone := make(chan struct{})
-	if *inspectSocket != "" {
+	if inspectSocket != "" {
 		go func() {
 			defer close(inspectDone)
-			if err := inspect.Serve(ctx, *inspectSocket, c.Hub(), log, inspect.WithChanges(c.Changes)); err != nil {
-				log.Error("inspection socket failed", "path", *inspectSocket, "err", err)
+			if err := inspect.Serve(ctx, inspectSocket, c.Hub(), log, inspect.WithChanges(c.Changes)); err != nil {
+				log.Error("inspection socket failed", "path", inspectSocket, "err", err)
 			}
 		}()
 	} else {

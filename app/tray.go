@@ -53,16 +53,11 @@ var errNoDisplay = errors.New("no display: use `reins headless`")
 // runTray is `reins` with no subcommand: the companion in-process, with the
 // tray icon, dashboard and approval windows.
 func runTray(env Env, args []string) error {
-	flags := flag.NewFlagSet("reins", flag.ContinueOnError)
-	flags.SetOutput(env.Stderr)
-	var common Common
-	common.register(flags)
 	var extIDs stringList
-	flags.Var(&extIDs, "allow-extension", "also accept this Chromium extension id on the extension socket (repeatable)")
-	if _, err := parseInterspersed(flags, args); err != nil {
-		return err
-	}
-	if err := common.resolve(); err != nil {
+	common, _, err := parseCommand(env, "reins", "", args, func(fs *flag.FlagSet) {
+		fs.Var(&extIDs, "allow-extension", "also accept this Chromium extension id on the extension socket (repeatable)")
+	})
+	if err != nil {
 		return err
 	}
 	log, err := common.logger(env.Stderr)

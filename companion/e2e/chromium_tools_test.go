@@ -119,16 +119,7 @@ func startDevReins(t testing.TB) *harness.Reins {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("no Chromium at %s (set REINS_CHROMIUM): %v", path, err)
 	}
-	r, err := harness.StartReins(ctx, "--dev-browser", path)
-	if err != nil {
-		t.Fatalf("starting reins with a dev browser: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := r.Stop(15 * time.Second); err != nil {
-			t.Errorf("stopping reins: %v\n%s", err, harness.Tail(r.Output(), 40))
-		}
-		r.Close()
-	})
+	r := startReins(ctx, t, "--dev-browser", path)
 	w, err := r.Client.Watch(ctx)
 	if err != nil {
 		t.Fatal(err)

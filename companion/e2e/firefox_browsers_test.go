@@ -113,16 +113,7 @@ func TestFirefoxAndChromiumTogether(t *testing.T) {
 func TestFirefoxOrigins(t *testing.T) {
 	t.Parallel()
 	ctx := within(t, 60*time.Second)
-	r, err := harness.StartReins(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := r.Stop(15 * time.Second); err != nil {
-			t.Errorf("stopping reins: %v", err)
-		}
-		r.Close()
-	})
+	r := startReins(ctx, t)
 	w, err := r.Client.Watch(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -16,16 +16,7 @@ import (
 // and browserSessionId, so its tabs keep their public ids.
 func TestFirefoxBackgroundRestart(t *testing.T) {
 	ctx := within(t, harness.FirefoxHelloTimeout+3*time.Minute)
-	r, err := harness.StartReins(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := r.Stop(15 * time.Second); err != nil {
-			t.Errorf("stopping reins: %v", err)
-		}
-		r.Close()
-	})
+	r := startReins(ctx, t)
 	w, err := r.Client.Watch(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -48,3 +48,20 @@ func within(t testing.TB, d time.Duration) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// startReins runs reins headless with args, stopped (and required to exit
+// cleanly) when the test ends.
+func startReins(ctx context.Context, t testing.TB, args ...string) *harness.Reins {
+	t.Helper()
+	r, err := harness.StartReins(ctx, args...)
+	if err != nil {
+		t.Fatalf("starting reins %v: %v", args, err)
+	}
+	t.Cleanup(func() {
+		if err := r.Stop(15 * time.Second); err != nil {
+			t.Errorf("stopping reins: %v\n%s", err, harness.Tail(r.Output(), 40))
+		}
+		r.Close()
+	})
+	return r
+}
