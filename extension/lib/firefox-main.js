@@ -4,12 +4,12 @@
 // its parameters and the page's globals, never anything else of this module.
 
 /**
- * Runtime.evaluate and Runtime.callFunctionOn in the page's own world.
- * Results that are objects stay in a per-page store under storeKey (a
- * non-enumerable window property the adapter names at random) so a later
- * callFunctionOn can use them by objectId, as CDP allows.
+ * Runtime.evaluate, Runtime.callFunctionOn and Runtime.awaitPromise in the
+ * page's own world. Results that are objects stay in a per-page store under
+ * storeKey (a non-enumerable window property the adapter names at random) so
+ * a later call can use them by objectId, as CDP allows.
  *
- * @param {'evaluate'|'call'|'release'} op
+ * @param {'evaluate'|'call'|'await'|'release'} op
  * @param {object} o
  */
 export async function mainWorld(op, o) {
@@ -140,8 +140,18 @@ export async function mainWorld(op, o) {
   }
 
   let value;
+  let group = o.objectGroup;
+  if (op === 'await') {
+    // What the promise settles to joins the promise's group, as in CDP.
+    const held = store.objects.get(Number(o.objectId));
+    if (!held || !held.value || typeof held.value.then !== 'function') return { missing: true };
+    value = held.value;
+    group = held.group;
+  }
   try {
-    if (op === 'evaluate') {
+    if (op === 'await') {
+      value = await value;
+    } else if (op === 'evaluate') {
       try {
         value = geval(o.expression);
       } catch (e) {
@@ -176,5 +186,5 @@ export async function mainWorld(op, o) {
   } catch (e) {
     return { thrown: thrownOf(e) };
   }
-  return { result: remote(value, o.returnByValue, o.objectGroup) };
+  return { result: remote(value, o.returnByValue, group) };
 }
