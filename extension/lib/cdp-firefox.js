@@ -87,7 +87,6 @@ export function createFirefoxCdp(browser, o = {}) {
   const timers = o.timers ?? globalThis;
   const log = o.log ?? console;
   const eventCbs = [];
-  const detachCbs = [];
   /** @type {Map<number, TabState>} */
   const tabs = new Map();
   /** @type {Map<number, Nav>} */
@@ -276,10 +275,9 @@ export function createFirefoxCdp(browser, o = {}) {
     onEvent(cb) {
       eventCbs.push(cb);
     },
-    onDetach(cb) {
+    onDetach() {
       // Firefox never ends a session on its own: nothing like the debugger
       // infobar exists. Closed tabs reach the manager through tabs.onRemoved.
-      detachCbs.push(cb);
     },
     async attachedTabs() {
       await ready;

@@ -113,17 +113,22 @@ export async function mainWorld(op, o) {
     return out;
   };
 
+  // Only awaitPromise settles a promise; without it the promise is held like
+  // any object, as in CDP, for a later Runtime.awaitPromise. The value
+  // travels boxed: an async function would adopt a promise it returned.
   const settle = async (v) => {
-    if (!o.awaitPromise || !v || typeof v.then !== 'function') return v;
-    if (!(o.timeout > 0)) return await v;
+    if (!o.awaitPromise || !v || typeof v.then !== 'function') return { v };
+    if (!(o.timeout > 0)) return { v: await v };
     let timer;
     try {
-      return await Promise.race([
-        v,
-        new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error('Execution was terminated: the script ran past its timeout')), o.timeout);
-        }),
-      ]);
+      return {
+        v: await Promise.race([
+          v,
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error('Execution was terminated: the script ran past its timeout')), o.timeout);
+          }),
+        ]),
+      };
     } finally {
       clearTimeout(timer);
     }
@@ -182,7 +187,7 @@ export async function mainWorld(op, o) {
     } else {
       throw new Error('unknown operation ' + op);
     }
-    value = await settle(value);
+    value = (await settle(value)).v;
   } catch (e) {
     return { thrown: thrownOf(e) };
   }
