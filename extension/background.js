@@ -1,18 +1,14 @@
-// Reins service worker (Chromium) and background script (Firefox). All logic
-// lives in lib/ with chrome injected; this file only hands it the real
-// globals and picks the engine seam.
+// Reins service worker (Chromium). All logic lives in lib/ with chrome
+// injected; this file only hands it the real globals. Tabs are driven
+// through chrome.debugger, the engine seam's default. Firefox starts from
+// background-firefox.js instead, so this worker never loads the Firefox
+// adapter's modules (a test walks its imports to keep it so).
 
 import { startService } from './lib/service.js';
-import { createFirefoxCdp } from './lib/cdp-firefox.js';
-
-// Only Firefox has runtime.getBrowserInfo, and it has no chrome.debugger:
-// its tabs are driven through the WebExtension adapter instead.
-const firefox = typeof globalThis.browser?.runtime?.getBrowserInfo === 'function';
 
 startService({
   chrome: globalThis.chrome,
   WebSocket: globalThis.WebSocket,
   navigator: globalThis.navigator,
   crypto: globalThis.crypto,
-  cdp: firefox ? createFirefoxCdp(globalThis.browser) : undefined,
 });

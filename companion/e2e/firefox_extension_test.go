@@ -118,6 +118,28 @@ func TestFirefoxExtension(t *testing.T) {
 		if !strings.Contains(string(raw), "Error: later") {
 			t.Fatalf("awaited rejection: %s", raw)
 		}
+		// Without awaitPromise the promise stays in the page, by id, until
+		// Runtime.awaitPromise asks for what it settles to.
+		raw, err = s.Reins.Client.CDP(ctx, tab.ID, "Runtime.evaluate", map[string]any{"expression": "new Promise((r) => setTimeout(() => r(6 * 7), 50))", "objectGroup": "e2e"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var held struct {
+			Result struct {
+				Subtype  string `json:"subtype"`
+				ObjectID string `json:"objectId"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(raw, &held); err != nil || held.Result.Subtype != "promise" || held.Result.ObjectID == "" {
+			t.Fatalf("a promise not awaited: %s (%v)", raw, err)
+		}
+		raw, err = s.Reins.Client.CDP(ctx, tab.ID, "Runtime.awaitPromise", map[string]any{"promiseObjectId": held.Result.ObjectID, "returnByValue": true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(raw), `"value":42`) {
+			t.Fatalf("Runtime.awaitPromise: %s", raw)
+		}
 	})
 
 	t.Run("input, screenshot and metrics through raw cdp", func(t *testing.T) {

@@ -423,7 +423,7 @@ func (ts *tabState) call(ctx context.Context, agent, fn string, out any, retry b
 		}
 		var res evalResult
 		raw, err := ts.e.hub.CDP(ctx, ts.id, "Runtime.callFunctionOn", map[string]any{
-			"functionDeclaration": "function(...a){return globalThis.__reins.call(" + jsString(fn) + ", a)}",
+			"functionDeclaration": helperDeclaration(fn),
 			"executionContextId":  id,
 			"arguments":           cargs,
 			"returnByValue":       true,
@@ -476,6 +476,14 @@ func contextGone(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "annot find context") || strings.Contains(msg, "xecution context was destroyed") ||
 		strings.Contains(msg, "nspected target navigated")
+}
+
+// helperDeclaration is the function the isolated world runs to call
+// page.js's fn. The Firefox adapter cannot eval there, so it recognises this
+// exact shape (extension/lib/firefox-runtime.js); both sides are tested
+// against companion/wire/testdata/helper_call.json.
+func helperDeclaration(fn string) string {
+	return "function(...a){return globalThis.__reins.call(" + jsString(fn) + ", a)}"
 }
 
 func jsString(s string) string {

@@ -4,12 +4,12 @@
 // its parameters and the page's globals, never anything else of this module.
 
 /**
- * Runtime.evaluate and Runtime.callFunctionOn in the page's own world.
- * Results that are objects stay in a per-page store under storeKey (a
- * non-enumerable window property the adapter names at random) so a later
- * callFunctionOn can use them by objectId, as CDP allows.
+ * Runtime.evaluate, Runtime.callFunctionOn and Runtime.awaitPromise in the
+ * page's own world. Results that are objects stay in a per-page store under
+ * storeKey (a non-enumerable window property the adapter names at random) so
+ * a later call can use them by objectId, as CDP allows.
  *
- * @param {'evaluate'|'call'|'release'} op
+ * @param {'evaluate'|'call'|'await'|'release'} op
  * @param {object} o
  */
 export async function mainWorld(op, o) {
@@ -113,17 +113,22 @@ export async function mainWorld(op, o) {
     return out;
   };
 
+  // Only awaitPromise settles a promise; without it the promise is held like
+  // any object, as in CDP, for a later Runtime.awaitPromise. The value
+  // travels boxed: an async function would adopt a promise it returned.
   const settle = async (v) => {
-    if (!o.awaitPromise || !v || typeof v.then !== 'function') return v;
-    if (!(o.timeout > 0)) return await v;
+    if (!o.awaitPromise || !v || typeof v.then !== 'function') return { v };
+    if (!(o.timeout > 0)) return { v: await v };
     let timer;
     try {
-      return await Promise.race([
-        v,
-        new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error('Execution was terminated: the script ran past its timeout')), o.timeout);
-        }),
-      ]);
+      return {
+        v: await Promise.race([
+          v,
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error('Execution was terminated: the script ran past its timeout')), o.timeout);
+          }),
+        ]),
+      };
     } finally {
       clearTimeout(timer);
     }
@@ -140,8 +145,18 @@ export async function mainWorld(op, o) {
   }
 
   let value;
+  let group = o.objectGroup;
+  if (op === 'await') {
+    // What the promise settles to joins the promise's group, as in CDP.
+    const held = store.objects.get(Number(o.objectId));
+    if (!held || !held.value || typeof held.value.then !== 'function') return { missing: true };
+    value = held.value;
+    group = held.group;
+  }
   try {
-    if (op === 'evaluate') {
+    if (op === 'await') {
+      value = await value;
+    } else if (op === 'evaluate') {
       try {
         value = geval(o.expression);
       } catch (e) {
@@ -172,9 +187,9 @@ export async function mainWorld(op, o) {
     } else {
       throw new Error('unknown operation ' + op);
     }
-    value = await settle(value);
+    value = (await settle(value)).v;
   } catch (e) {
     return { thrown: thrownOf(e) };
   }
-  return { result: remote(value, o.returnByValue, o.objectGroup) };
+  return { result: remote(value, o.returnByValue, group) };
 }

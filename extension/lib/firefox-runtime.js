@@ -74,7 +74,9 @@ export function explainEvalBlocked(description) {
 // engine's only call into its isolated-world helper. Firefox runs that world
 // as a content script, where eval is forbidden by the extension's CSP, so the
 // adapter cannot compile the declaration; it recognises this exact shape and
-// makes the same call from a function it ships.
+// makes the same call from a function it ships. The engine writes it in
+// companion/tools/tabstate.go (helperDeclaration); both sides are tested
+// against companion/wire/testdata/helper_call.json.
 const helperCallRE = /^\s*function\s*\(\s*\.\.\.\s*([A-Za-z_$][\w$]*)\s*\)\s*\{\s*return\s+globalThis\.__reins\.call\(\s*("(?:[^"\\]|\\.)*")\s*,\s*\1\s*\)\s*;?\s*\}\s*$/;
 
 /** @returns {string|null} the helper function the declaration calls */

@@ -1,5 +1,6 @@
-// Hand-rolled fakes of the chrome.* surface the worker uses, and a manual
-// clock. Test-only: nothing in the extension imports this.
+// Hand-rolled fakes of the chrome.* surface the worker uses, of the browser.*
+// surface the Firefox adapter uses, and a manual clock. Test-only: nothing
+// in the extension imports this.
 
 export class FakeTimers {
   constructor() {
@@ -238,4 +239,49 @@ export function fakeChrome({ tabs = [], permissions = [] } = {}) {
     },
   };
   return chrome;
+}
+
+/** The parts of Firefox's `browser` the Firefox adapter uses; executeScript answers from run(details). */
+export function fakeFirefox({ run } = {}) {
+  const calls = [];
+  const session = {};
+  return {
+    _calls: calls,
+    runtime: { id: 'reins@reins.dev', getURL: (p) => `moz-extension://u/${p}`, onMessage: event() },
+    storage: {
+      session: {
+        async get(k) {
+          return k in session ? { [k]: structuredClone(session[k]) } : {};
+        },
+        async set(items) {
+          Object.assign(session, structuredClone(items));
+        },
+      },
+    },
+    tabs: {
+      onRemoved: event(),
+      async get(id) {
+        if (id !== 1) throw new Error(`Invalid tab ID: ${id}`);
+        return { id, url: 'http://127.0.0.1:9/', windowId: 1, active: true };
+      },
+      async update(id, props) {
+        calls.push(['tabs.update', id, props]);
+        return { id, windowId: 1, ...props };
+      },
+      async captureTab(id, opts) {
+        calls.push(['captureTab', id, opts]);
+        return 'data:image/png;base64,AAAA';
+      },
+    },
+    scripting: {
+      async executeScript(details) {
+        calls.push(['executeScript', details]);
+        return [{ frameId: 0, documentId: 'doc-1', ...(run ? run(details) : {}) }];
+      },
+    },
+    webNavigation: Object.fromEntries(
+      ['onBeforeNavigate', 'onCommitted', 'onDOMContentLoaded', 'onCompleted', 'onErrorOccurred', 'onReferenceFragmentUpdated', 'onHistoryStateUpdated'].map((n) => [n, event()]),
+    ),
+    webRequest: Object.fromEntries(['onBeforeRequest', 'onBeforeRedirect', 'onResponseStarted', 'onCompleted', 'onErrorOccurred'].map((n) => [n, event()])),
+  };
 }

@@ -1,63 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createFirefoxCdp, ISOLATED_FILE, TOOLS_HELPER_FILE } from '../lib/cdp-firefox.js';
+import { MAX_PENDING_REDIRECTS } from '../lib/cdp-firefox-network.js';
 import { WireError } from '../lib/frames.js';
 import { startService } from '../lib/service.js';
-import { fakeChrome, FakeTimers, settle } from './fakes.js';
-
-function event() {
-  const listeners = new Set();
-  return { addListener: (fn) => listeners.add(fn), removeListener: (fn) => listeners.delete(fn), fire: (...a) => [...listeners].map((fn) => fn(...a)) };
-}
-
-/** The parts of Firefox's `browser` the adapter uses; executeScript answers from a script. */
-function fakeBrowser({ run } = {}) {
-  const calls = [];
-  const session = {};
-  const b = {
-    _calls: calls,
-    runtime: { id: 'reins@reins.dev', getURL: (p) => `moz-extension://u/${p}`, onMessage: event() },
-    storage: {
-      session: {
-        async get(k) {
-          return k in session ? { [k]: structuredClone(session[k]) } : {};
-        },
-        async set(items) {
-          Object.assign(session, structuredClone(items));
-        },
-      },
-    },
-    tabs: {
-      onRemoved: event(),
-      async get(id) {
-        if (id !== 1) throw new Error(`Invalid tab ID: ${id}`);
-        return { id, url: 'http://127.0.0.1:9/', windowId: 1, active: true };
-      },
-      async update(id, props) {
-        calls.push(['tabs.update', id, props]);
-        return { id, windowId: 1, ...props };
-      },
-      async captureTab(id, opts) {
-        calls.push(['captureTab', id, opts]);
-        return 'data:image/png;base64,AAAA';
-      },
-    },
-    scripting: {
-      async executeScript(details) {
-        calls.push(['executeScript', details]);
-        return [{ frameId: 0, documentId: 'doc-1', ...(run ? run(details) : {}) }];
-      },
-    },
-    webNavigation: Object.fromEntries(
-      ['onBeforeNavigate', 'onCommitted', 'onDOMContentLoaded', 'onCompleted', 'onErrorOccurred', 'onReferenceFragmentUpdated', 'onHistoryStateUpdated'].map((n) => [n, event()]),
-    ),
-    webRequest: Object.fromEntries(['onBeforeRequest', 'onBeforeRedirect', 'onResponseStarted', 'onCompleted', 'onErrorOccurred'].map((n) => [n, event()])),
-  };
-  return b;
-}
+import { fakeChrome, fakeFirefox, FakeTimers, settle } from './fakes.js';
 
 function adapter(opts = {}) {
-  const browser = fakeBrowser(opts);
+  const browser = fakeFirefox(opts);
   let n = 0;
   const cdp = createFirefoxCdp(browser, {
     // Waits shortened so a test that leaves one pending still ends quickly.
@@ -261,7 +211,7 @@ test('screenshots come from captureTab with the clip as its rect', async () => {
 test('with the Firefox seam the hello says firefox and Firefox', async () => {
   const chrome = fakeChrome();
   delete chrome.debugger;
-  const browser = fakeBrowser();
+  const browser = fakeFirefox();
   const sockets = [];
   class Socket {
     constructor(url) {
@@ -309,4 +259,37 @@ test('a tab between documents drops input and reports a lost context, not a rest
     'internal',
     /Cannot find context/,
   );
+});
+
+test('Runtime.awaitPromise settles a promise this tab holds, by its page id', async () => {
+  let answer;
+  const { cdp, browser } = adapter({ run: () => answer });
+  await cdp.attach(1);
+  answer = { result: { result: { type: 'object', className: 'Object', description: 'Object', objectId: '8' } } };
+  const r = await cdp.send(1, 'Runtime.awaitPromise', { promiseObjectId: 'ff.1.5', returnByValue: false });
+  assert.equal(r.result.objectId, 'ff.1.8');
+  const [op, o] = browser._calls.at(-1)[1].args;
+  assert.equal(op, 'await');
+  assert.equal(o.objectId, '5');
+  assert.equal(o.returnByValue, false);
+  answer = { result: { thrown: { isError: true, name: 'Error', message: 'nope' } } };
+  assert.match((await cdp.send(1, 'Runtime.awaitPromise', { promiseObjectId: 'ff.1.5' })).exceptionDetails.exception.description, /^Error: nope/);
+  answer = { result: { missing: true } };
+  await rejectsCode(cdp.send(1, 'Runtime.awaitPromise', { promiseObjectId: 'ff.1.6' }), 'bad_params', /Could not find promise/);
+  const before = browser._calls.length;
+  await rejectsCode(cdp.send(1, 'Runtime.awaitPromise', { promiseObjectId: 'ff.2.5' }), 'bad_params', /Could not find promise/);
+  assert.equal(browser._calls.length, before, "another tab's object never reaches this page");
+});
+
+test(`at most ${MAX_PENDING_REDIRECTS} redirects wait for their next hop`, async () => {
+  const { cdp, browser, events } = adapter();
+  await cdp.attach(1);
+  await cdp.send(1, 'Network.enable');
+  const hop = (i) => ({ tabId: 1, frameId: 0, requestId: `r${i}`, url: `http://127.0.0.1:9/${i}`, type: 'script', statusCode: 302, statusLine: 'HTTP/1.1 302 Found' });
+  for (let i = 0; i <= MAX_PENDING_REDIRECTS; i++) browser.webRequest.onBeforeRedirect.fire(hop(i));
+  browser.webRequest.onBeforeRequest.fire({ ...hop(0), url: 'http://127.0.0.1:9/next0' });
+  browser.webRequest.onBeforeRequest.fire({ ...hop(1), url: 'http://127.0.0.1:9/next1' });
+  const sent = events.filter(([, m]) => m === 'Network.requestWillBeSent').map(([, , p]) => p);
+  assert.equal(sent[0].redirectResponse, undefined, 'the oldest redirect was dropped');
+  assert.equal(sent[1].redirectResponse.status, 302, 'the next one was kept');
 });

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { exceptionDetails, chromeStyleStack, helperCallName, argumentValues, explainEvalBlocked, netErrorText, isAbortError } from '../lib/firefox-runtime.js';
 import { requestWillBeSent, responseReceived, loadingFailed, resourceType } from '../lib/firefox-network.js';
 
@@ -40,12 +41,16 @@ test('a CSP-blocked eval says why', () => {
   assert.equal(explainEvalBlocked('TypeError: x'), 'TypeError: x');
 });
 
+// The declarations the engine writes (companion/tools/tabstate.go), from the
+// fixture its Go test reads too.
+const helperCalls = JSON.parse(readFileSync(new URL('../../companion/wire/testdata/helper_call.json', import.meta.url), 'utf8'));
+
 test("the tool engine's helper calls are recognised, nothing else", () => {
-  assert.equal(helperCallName('function(...a){return globalThis.__reins.call("viewport", a)}'), 'viewport');
+  assert.ok(helperCalls.calls.length >= 5 && helperCalls.refused.length >= 5);
+  for (const c of helperCalls.calls) assert.equal(helperCallName(c.declaration), c.fn, c.declaration);
+  for (const r of helperCalls.refused) assert.equal(helperCallName(r), null, r);
+  // Spacing the engine does not write is still the same call.
   assert.equal(helperCallName(' function ( ...args ) { return globalThis.__reins.call("form\\"Input", args); } '), 'form"Input');
-  assert.equal(helperCallName('function(...a){return globalThis.__reins.call("x", b)}'), null, 'arguments must be the rest parameter');
-  assert.equal(helperCallName('function(...a){fetch("//evil");return globalThis.__reins.call("x", a)}'), null);
-  assert.equal(helperCallName('function(){return 1}'), null);
   assert.equal(helperCallName(42), null);
 });
 

@@ -94,7 +94,7 @@ func TestFirefoxManifest(t *testing.T) {
 	if _, ok := bg["service_worker"]; ok {
 		t.Error("service_worker kept")
 	}
-	if s, _ := json.Marshal(bg["scripts"]); string(s) != `["background.js"]` {
+	if s, _ := json.Marshal(bg["scripts"]); string(s) != `["background-firefox.js"]` {
 		t.Errorf("background.scripts = %s", s)
 	}
 	if bg["type"] != "module" {
@@ -154,12 +154,13 @@ func TestFirefoxCSP(t *testing.T) {
 
 func TestFirefoxDirIsLoadable(t *testing.T) {
 	root := writeTree(t, map[string]string{
-		"FyneApp.toml":                "[Details]\n  Version = \"1.2.3\"\n",
-		"extension/manifest.json":     sampleManifest,
-		"extension/background.js":     "// worker",
-		"extension/lib/core.js":       "export {}",
-		"extension/test/core.test.js": "test",
-		"companion/tools/page.js":     "(() => {})();",
+		"FyneApp.toml":                    "[Details]\n  Version = \"1.2.3\"\n",
+		"extension/manifest.json":         sampleManifest,
+		"extension/background.js":         "// worker",
+		"extension/background-firefox.js": "// firefox",
+		"extension/lib/core.js":           "export {}",
+		"extension/test/core.test.js":     "test",
+		"companion/tools/page.js":         "(() => {})();",
 	})
 	var stdout, stderr bytes.Buffer
 	env := func(string) string { return "" }
@@ -167,7 +168,7 @@ func TestFirefoxDirIsLoadable(t *testing.T) {
 	if code := run([]string{"firefox-dir", "-root", root, "-o", dir, "-data-collection", "none"}, &stdout, &stderr, env); code != 0 {
 		t.Fatalf("firefox-dir: %d %s", code, stderr.String())
 	}
-	for name, want := range map[string]string{"background.js": "// worker", "lib/core.js": "export {}", "lib/tools-page.js": "(() => {})();"} {
+	for name, want := range map[string]string{"background.js": "// worker", "background-firefox.js": "// firefox", "lib/core.js": "export {}", "lib/tools-page.js": "(() => {})();"} {
 		if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name))); err != nil || string(b) != want {
 			t.Errorf("%s = %q, %v", name, b, err)
 		}
@@ -187,6 +188,51 @@ func TestFirefoxDirIsLoadable(t *testing.T) {
 	// A second build into the same folder is refused rather than mixed.
 	if code := run([]string{"firefox-dir", "-root", root, "-o", dir}, &stdout, &stderr, env); code == 0 {
 		t.Error("firefox-dir wrote over an existing folder")
+	}
+}
+
+// A folder without the Firefox entry would load in Firefox with no
+// background at all; the build refuses it instead.
+func TestFirefoxBuildNeedsItsBackground(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"FyneApp.toml":            "[Details]\n  Version = \"1.2.3\"\n",
+		"extension/manifest.json": sampleManifest,
+		"extension/background.js": "// worker",
+		"companion/tools/page.js": "(() => {})();",
+	})
+	env := func(string) string { return "" }
+	for _, args := range [][]string{
+		{"firefox-dir", "-root", root, "-o", filepath.Join(root, "build", "firefox")},
+		{"firefox", "-root", root, "-o", filepath.Join(root, "dist", "reins.xpi")},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr, env); code == 0 || !strings.Contains(stderr.String(), firefoxBackground) {
+			t.Errorf("%s without %s: exit %d, %q", args[0], firefoxBackground, code, stderr.String())
+		}
+	}
+}
+
+// The real extension folder has every background script the Firefox
+// manifest names.
+func TestFirefoxBackgroundOfTheRealExtension(t *testing.T) {
+	ext := filepath.Join("..", "..", "..", "extension")
+	m, err := readManifest(ext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff, err := firefoxManifest(m, firefoxOptions{DataCollection: []string{"none"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg := decode(t, ff)["background"].(map[string]any)
+	scripts, _ := bg["scripts"].([]any)
+	if len(scripts) == 0 {
+		t.Fatalf("no background scripts: %v", bg)
+	}
+	for _, s := range scripts {
+		if _, err := os.Stat(filepath.Join(ext, s.(string))); err != nil {
+			t.Error(err)
+		}
 	}
 }
 
@@ -299,6 +345,7 @@ func TestPackagesEndToEnd(t *testing.T) {
 		"FyneApp.toml":                     "[Details]\n  Version = \"1.2.3\"\n",
 		"extension/manifest.json":          sampleManifest,
 		"extension/background.js":          "// worker",
+		"extension/background-firefox.js":  "// firefox",
 		"extension/lib/core.js":            "export {}",
 		"extension/test/core.test.js":      "test",
 		"extension/package.json":           "{}",
@@ -323,7 +370,7 @@ func TestPackagesEndToEnd(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	want := []string{"background.js", "icons/icon128.png", "lib/core.js", "lib/deep/more/thing.js", "manifest.json", "pages/options.html"}
+	want := []string{"background-firefox.js", "background.js", "icons/icon128.png", "lib/core.js", "lib/deep/more/thing.js", "manifest.json", "pages/options.html"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("zip holds %v, want %v", names, want)
 	}

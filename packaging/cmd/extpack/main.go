@@ -114,6 +114,9 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 		}
 		var extra map[string][]byte
 		if cmd == "firefox" {
+			if err := checkFirefoxBackground(c.ext); err != nil {
+				return err
+			}
 			if extra, err = firefoxExtras(c.root); err != nil {
 				return err
 			}
@@ -138,6 +141,9 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 		}
 		b, err := ff.indent()
 		if err != nil {
+			return err
+		}
+		if err := checkFirefoxBackground(c.ext); err != nil {
 			return err
 		}
 		extra, err := firefoxExtras(c.root)

@@ -206,6 +206,20 @@ var firefoxOnlyPermissions = []string{"scripting", "webNavigation", "webRequest"
 // decided by sharing, in the extension and the companion.
 var firefoxHostPermissions = []string{"<all_urls>"}
 
+// firefoxBackground is the Firefox entry of the extension, in place of the
+// Chromium service worker: it adds the adapter that drives tabs without
+// chrome.debugger, whose modules the Chromium worker must never load.
+const firefoxBackground = "background-firefox.js"
+
+// checkFirefoxBackground fails a Firefox build whose extension folder lacks
+// the entry its manifest names: Firefox would load it without a background.
+func checkFirefoxBackground(ext string) error {
+	if _, err := os.Stat(filepath.Join(ext, firefoxBackground)); err != nil {
+		return fmt.Errorf("the Firefox background script: %w", err)
+	}
+	return nil
+}
+
 // firefoxExtras are files the Firefox build adds to the extension folder,
 // by package path, from paths relative to the repository root. The tool
 // engine installs its page helper with Runtime.evaluate; Firefox forbids eval
@@ -244,14 +258,10 @@ func firefoxManifest(m *object, opt firefoxOptions) (*object, error) {
 			return nil, err
 		}
 		if bg.has("service_worker") {
-			var sw string
-			if err := bg.get("service_worker", &sw); err != nil {
-				return nil, err
-			}
 			bg.del("service_worker")
 			// "type": "module" carries over: Firefox loads module background
-			// scripts too, and the worker imports its lib/ modules.
-			if err := bg.set("scripts", []string{sw}); err != nil {
+			// scripts too, and the entry imports its lib/ modules.
+			if err := bg.set("scripts", []string{firefoxBackground}); err != nil {
 				return nil, err
 			}
 		}

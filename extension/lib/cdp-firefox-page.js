@@ -1,0 +1,239 @@
+// The Page domain of the Firefox adapter, but for screenshots and the
+// screencast (cdp-firefox-capture.js) and isolated worlds
+// (cdp-firefox-runtime.js): navigation through tabs.update and history moves,
+// the load events from webNavigation, the frame tree, layout metrics and the
+// session history Firefox does not let extensions read (firefox-history.js).
+
+import { WireError, Codes, badParams } from './frames.js';
+import { unsupportedReason } from './urlrules.js';
+import { netErrorText, isAbortError } from './firefox-runtime.js';
+
+const NAV_TIMEOUT_MS = 30_000;
+// Firefox aborts and restarts a navigation that moves to another content
+// process; a commit normally follows an abort within this time.
+const ABORT_GRACE_MS = 3_000;
+
+/** Runs in the isolated world: what Page.getNavigationHistory needs. */
+function pageHistory() {
+  return { length: history.length, url: location.href };
+}
+
+/** Runs in the isolated world: a history move of more than one step. */
+function historyGo(delta) {
+  history.go(delta);
+  return true;
+}
+
+function originOf(url) {
+  try {
+    const u = new URL(url);
+    return u.origin === 'null' ? '://' : u.origin;
+  } catch {
+    return '://';
+  }
+}
+
+function frame(id, loaderId, url) {
+  return {
+    id,
+    loaderId,
+    url,
+    domainAndRegistry: '',
+    securityOrigin: originOf(url),
+    mimeType: 'text/html',
+    secureContextType: 'Secure',
+    crossOriginIsolatedContextType: 'NotIsolated',
+    gatedAPIFeatures: [],
+  };
+}
+
+/** @param {import('./cdp-firefox.js').FirefoxShared} fx */
+export function pageDomain(fx) {
+  const { browser, timers, tabs } = fx;
+  const waiters = new Map(); // tabId → Set of navigation listeners
+
+  function lifecycle(tabId, name, loaderId) {
+    const st = tabs.get(tabId);
+    if (st && st.domains.has('Page') && st.lifecycle) {
+      fx.emit(tabId, 'Page.lifecycleEvent', { frameId: fx.frameIdOf(tabId), loaderId: loaderId ?? '', name, timestamp: fx.now() / 1000 });
+    }
+  }
+
+  function notify(tabId, ev) {
+    const set = waiters.get(tabId);
+    if (set) for (const fn of [...set]) fn(ev);
+  }
+
+  /** Waits for the tab's next main-frame commit, same-document move or failure. */
+  function waitNavigation(tabId) {
+    let done;
+    let timer;
+    let grace = null;
+    let lastError = '';
+    const promise = new Promise((resolve) => {
+      done = (v) => {
+        timers.clearTimeout(timer);
+        if (grace !== null) timers.clearTimeout(grace);
+        const set = waiters.get(tabId);
+        set?.delete(listener);
+        if (set && set.size === 0) waiters.delete(tabId);
+        resolve(v);
+      };
+    });
+    const listener = (ev) => {
+      if (ev.kind === 'commit' || ev.kind === 'sameDoc' || ev.kind === 'closed') done(ev);
+      else if (ev.kind === 'error') {
+        lastError = ev.errorText;
+        if (!isAbortError(ev.errorText)) done(ev);
+        else if (grace === null) grace = timers.setTimeout(() => done({ kind: 'error', errorText: lastError }), ABORT_GRACE_MS);
+      }
+    };
+    if (!waiters.has(tabId)) waiters.set(tabId, new Set());
+    waiters.get(tabId).add(listener);
+    timer = timers.setTimeout(() => done({ kind: 'timeout' }), NAV_TIMEOUT_MS);
+    return { promise, cancel: () => done({ kind: 'cancelled' }) };
+  }
+
+  const methods = {
+    async 'Page.bringToFront'(tabId) {
+      const tab = await browser.tabs.update(tabId, { active: true });
+      if (tab?.windowId !== undefined) await browser.windows.update(tab.windowId, { focused: true });
+      return {};
+    },
+
+    'Page.disable': fx.domainSwitch('Page', false),
+    'Page.enable': fx.domainSwitch('Page', true),
+
+    async 'Page.getFrameTree'(tabId) {
+      const tab = await browser.tabs.get(tabId);
+      const n = fx.nav(tabId);
+      if (!n.loader) n.loader = fx.mint();
+      return { frameTree: { frame: frame(fx.frameIdOf(tabId), n.loader, tab.url ?? '') } };
+    },
+
+    async 'Page.getLayoutMetrics'(tabId) {
+      const m = await fx.isolated(tabId, 'layout', []);
+      const r = m.dpr;
+      const layout = { pageX: m.sx, pageY: m.sy, clientWidth: m.cw, clientHeight: m.ch };
+      const visual = { offsetX: m.vv.x, offsetY: m.vv.y, pageX: m.vv.px, pageY: m.vv.py, clientWidth: m.vv.w, clientHeight: m.vv.h, scale: m.vv.scale, zoom: 1 };
+      const content = { x: 0, y: 0, width: m.contentW, height: m.contentH };
+      return {
+        // The unprefixed, deprecated fields are in device pixels.
+        layoutViewport: { pageX: layout.pageX, pageY: layout.pageY, clientWidth: Math.round(layout.clientWidth * r), clientHeight: Math.round(layout.clientHeight * r) },
+        visualViewport: { ...visual, clientWidth: visual.clientWidth * r, clientHeight: visual.clientHeight * r },
+        contentSize: { ...content, width: content.width * r, height: content.height * r },
+        cssLayoutViewport: layout,
+        cssVisualViewport: visual,
+        cssContentSize: content,
+      };
+    },
+
+    async 'Page.getNavigationHistory'(tabId) {
+      const tab = await browser.tabs.get(tabId);
+      let info = { length: 1, url: tab.url ?? '' };
+      try {
+        const r = await fx.inject(tabId, { func: pageHistory });
+        if (r.result && Number.isInteger(r.result.length)) info = r.result;
+      } catch {
+        // about:blank and error pages may refuse scripts; the tab's URL will do.
+      }
+      return fx.nav(tabId).history.view(info.length, info.url);
+    },
+
+    async 'Page.navigate'(tabId, p) {
+      if (typeof p.url !== 'string' || p.url === '') throw badParams('url must be a non-empty string');
+      const reason = unsupportedReason(p.url, 'firefox');
+      if (reason !== '') throw new WireError(Codes.restrictedUrl, `cannot open ${p.url}: ${reason}`);
+      const n = fx.nav(tabId);
+      const loaderId = fx.mint();
+      n.pending = loaderId;
+      const wait = waitNavigation(tabId);
+      try {
+        await browser.tabs.update(tabId, { url: p.url });
+      } catch (err) {
+        wait.cancel();
+        throw new WireError(Codes.internal, `cannot navigate tab ${tabId}: ${err?.message ?? err}`);
+      }
+      const ev = await wait.promise;
+      const frameId = fx.frameIdOf(tabId);
+      switch (ev.kind) {
+        case 'sameDoc':
+          return { frameId };
+        case 'error':
+          return { frameId, loaderId, errorText: ev.errorText };
+        case 'closed':
+          throw new WireError(Codes.noSuchTab, `tab ${tabId} closed while navigating`);
+        case 'commit':
+          return { frameId, loaderId: ev.loaderId };
+        default:
+          // Still loading: the caller waits for the load events itself.
+          return { frameId, loaderId: n.pending ?? n.loader ?? loaderId };
+      }
+    },
+
+    async 'Page.navigateToHistoryEntry'(tabId, p) {
+      const h = fx.nav(tabId).history;
+      const i = h.indexOf(p.entryId);
+      if (i < 0) throw badParams('No entry with passed id');
+      const delta = i - h.index;
+      if (delta === 0) return {};
+      const url = h.entries[i].url;
+      if (url !== '' && unsupportedReason(url, 'firefox') !== '') {
+        throw new WireError(Codes.restrictedUrl, `history entry ${url}: ${unsupportedReason(url, 'firefox')}`);
+      }
+      h.pendingIndex = i;
+      fx.nav(tabId).pending = fx.mint();
+      if (delta === -1) await browser.tabs.goBack(tabId);
+      else if (delta === 1) await browser.tabs.goForward(tabId);
+      else await fx.inject(tabId, { func: historyGo, args: [delta] });
+      return {};
+    },
+
+    async 'Page.reload'(tabId, p) {
+      fx.nav(tabId).pending = fx.mint();
+      await browser.tabs.reload(tabId, { bypassCache: p.ignoreCache === true });
+      return {};
+    },
+
+    async 'Page.setLifecycleEventsEnabled'(tabId, p, st) {
+      st.lifecycle = p.enabled === true;
+      fx.persist();
+      return {};
+    },
+  };
+
+  return {
+    methods,
+    beforeNavigate(d) {
+      fx.emitIf(d.tabId, 'Page', 'Page.frameStartedLoading', { frameId: fx.frameIdOf(d.tabId) });
+    },
+    committed(d, loaderId, st) {
+      if (st) {
+        fx.emitIf(d.tabId, 'Page', 'Page.frameNavigated', { frame: frame(fx.frameIdOf(d.tabId), loaderId, d.url), type: 'Navigation' });
+        lifecycle(d.tabId, 'init', loaderId);
+        lifecycle(d.tabId, 'commit', loaderId);
+      }
+      notify(d.tabId, { kind: 'commit', loaderId });
+    },
+    domContentLoaded(d) {
+      fx.emitIf(d.tabId, 'Page', 'Page.domContentEventFired', { timestamp: fx.now() / 1000 });
+      lifecycle(d.tabId, 'DOMContentLoaded', fx.navs.get(d.tabId)?.loader);
+    },
+    completed(d) {
+      const loaderId = fx.navs.get(d.tabId)?.loader;
+      fx.emitIf(d.tabId, 'Page', 'Page.loadEventFired', { timestamp: fx.now() / 1000 });
+      lifecycle(d.tabId, 'load', loaderId);
+      fx.emitIf(d.tabId, 'Page', 'Page.frameStoppedLoading', { frameId: fx.frameIdOf(d.tabId) });
+    },
+    navigationFailed(d) {
+      notify(d.tabId, { kind: 'error', errorText: netErrorText(d.error) });
+    },
+    sameDocument(d, navigationType) {
+      fx.emitIf(d.tabId, 'Page', 'Page.navigatedWithinDocument', { frameId: fx.frameIdOf(d.tabId), url: d.url, navigationType });
+      notify(d.tabId, { kind: 'sameDoc' });
+    },
+    tabClosed(tabId) {
+      notify(tabId, { kind: 'closed' });
+    },
+  };
+}
