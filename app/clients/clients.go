@@ -12,12 +12,9 @@
 package clients
 
 import (
-	"context"
 	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"time"
+
+	"github.com/reinshq/reins/app/osenv"
 )
 
 // EntryName is the key of Reins' server in every client's config.
@@ -35,99 +32,8 @@ const (
 	HTTP Transport = "http"
 )
 
-// Env is the machine a client is looked for on. Everything is injected so
-// that Linux, macOS and Windows layouts are all tested on one machine.
-type Env struct {
-	GOOS   string // "linux", "darwin", "windows"
-	Home   string
-	Getenv func(string) string
-	// LookPath finds a command on PATH (exec.LookPath).
-	LookPath func(string) (string, error)
-	// Run runs a command and returns its combined output (the Claude Code
-	// CLI).
-	Run func(ctx context.Context, name string, args ...string) ([]byte, error)
-	Now func() time.Time
-}
-
-// SystemEnv is this user on this machine.
-func SystemEnv(goos string) (Env, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return Env{}, err
-	}
-	return Env{
-		GOOS: goos, Home: home, Getenv: os.Getenv, LookPath: exec.LookPath, Now: time.Now,
-		Run: func(ctx context.Context, name string, args ...string) ([]byte, error) {
-			return exec.CommandContext(ctx, name, args...).CombinedOutput()
-		},
-	}, nil
-}
-
-func (e Env) getenv(k string) string {
-	if e.Getenv == nil {
-		return ""
-	}
-	return e.Getenv(k)
-}
-
-func (e Env) join(elem ...string) string {
-	if e.GOOS == "windows" {
-		// Windows paths are built with backslashes even when tested on
-		// Linux; the file operations below accept them there as names.
-		out := elem[0]
-		for _, p := range elem[1:] {
-			out = trimSep(out) + `\` + p
-		}
-		return out
-	}
-	return filepath.Join(elem...)
-}
-
-func trimSep(s string) string {
-	for len(s) > 0 && (s[len(s)-1] == '\\' || s[len(s)-1] == '/') {
-		s = s[:len(s)-1]
-	}
-	return s
-}
-
-// configHome is XDG_CONFIG_HOME on Linux, Application Support on macOS and
-// %APPDATA% (Roaming) on Windows: where desktop apps keep settings.
-func (e Env) configHome() string {
-	switch e.GOOS {
-	case "darwin":
-		return e.join(e.Home, "Library", "Application Support")
-	case "windows":
-		if d := e.getenv("APPDATA"); d != "" {
-			return d
-		}
-		return e.join(e.Home, "AppData", "Roaming")
-	default:
-		if d := e.getenv("XDG_CONFIG_HOME"); d != "" && filepath.IsAbs(d) {
-			return d
-		}
-		return e.join(e.Home, ".config")
-	}
-}
-
-func (e Env) localAppData() string {
-	if d := e.getenv("LOCALAPPDATA"); d != "" {
-		return d
-	}
-	return e.join(e.Home, "AppData", "Local")
-}
-
-func (e Env) onPath(cmd string) (string, bool) {
-	if e.LookPath == nil {
-		return "", false
-	}
-	p, err := e.LookPath(cmd)
-	return p, err == nil
-}
-
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
+// Env is the machine a client is looked for on.
+type Env = osenv.Env
 
 // Client is one MCP client Reins knows how to configure.
 type Client struct {
@@ -183,15 +89,15 @@ var All = []Client{
 		ID: "claude-desktop", Name: "Claude Desktop", Transport: Stdio,
 		Path: []string{"mcpServers"},
 		config: func(e Env) string {
-			return e.join(e.configHome(), "Claude", "claude_desktop_config.json")
+			return e.Join(e.ConfigHome(), "Claude", "claude_desktop_config.json")
 		},
 		markers: func(e Env) []string {
-			m := []string{e.join(e.configHome(), "Claude")}
+			m := []string{e.Join(e.ConfigHome(), "Claude")}
 			switch e.GOOS {
 			case "darwin":
-				m = append(m, "/Applications/Claude.app", e.join(e.Home, "Applications", "Claude.app"))
+				m = append(m, "/Applications/Claude.app", e.Join(e.Home, "Applications", "Claude.app"))
 			case "windows":
-				m = append(m, e.join(e.localAppData(), "AnthropicClaude"))
+				m = append(m, e.Join(e.LocalAppData(), "AnthropicClaude"))
 			}
 			return m
 		},
@@ -204,14 +110,14 @@ var All = []Client{
 	{
 		ID: "cursor", Name: "Cursor", Transport: HTTP,
 		Path:   []string{"mcpServers"},
-		config: func(e Env) string { return e.join(e.Home, ".cursor", "mcp.json") },
+		config: func(e Env) string { return e.Join(e.Home, ".cursor", "mcp.json") },
 		markers: func(e Env) []string {
-			m := []string{e.join(e.Home, ".cursor"), e.join(e.configHome(), "Cursor")}
+			m := []string{e.Join(e.Home, ".cursor"), e.Join(e.ConfigHome(), "Cursor")}
 			switch e.GOOS {
 			case "darwin":
 				m = append(m, "/Applications/Cursor.app")
 			case "windows":
-				m = append(m, e.join(e.localAppData(), "Programs", "cursor"))
+				m = append(m, e.Join(e.LocalAppData(), "Programs", "cursor"))
 			}
 			return m
 		},
@@ -224,14 +130,14 @@ var All = []Client{
 	{
 		ID: "vscode", Name: "VS Code", Transport: HTTP, JSONC: true,
 		Path:   []string{"servers"},
-		config: func(e Env) string { return e.join(e.configHome(), "Code", "User", "mcp.json") },
+		config: func(e Env) string { return e.Join(e.ConfigHome(), "Code", "User", "mcp.json") },
 		markers: func(e Env) []string {
-			m := []string{e.join(e.configHome(), "Code")}
+			m := []string{e.Join(e.ConfigHome(), "Code")}
 			switch e.GOOS {
 			case "darwin":
 				m = append(m, "/Applications/Visual Studio Code.app")
 			case "windows":
-				m = append(m, e.join(e.localAppData(), "Programs", "Microsoft VS Code"))
+				m = append(m, e.Join(e.LocalAppData(), "Programs", "Microsoft VS Code"))
 			}
 			return m
 		},
@@ -244,14 +150,14 @@ var All = []Client{
 	{
 		ID: "windsurf", Name: "Windsurf", Transport: HTTP,
 		Path:   []string{"mcpServers"},
-		config: func(e Env) string { return e.join(e.Home, ".codeium", "windsurf", "mcp_config.json") },
+		config: func(e Env) string { return e.Join(e.Home, ".codeium", "windsurf", "mcp_config.json") },
 		markers: func(e Env) []string {
-			m := []string{e.join(e.Home, ".codeium", "windsurf")}
+			m := []string{e.Join(e.Home, ".codeium", "windsurf")}
 			switch e.GOOS {
 			case "darwin":
 				m = append(m, "/Applications/Windsurf.app")
 			case "windows":
-				m = append(m, e.join(e.localAppData(), "Programs", "Windsurf"))
+				m = append(m, e.Join(e.LocalAppData(), "Programs", "Windsurf"))
 			}
 			return m
 		},
@@ -267,9 +173,9 @@ var All = []Client{
 		// user can read it for as long as the command runs.
 		ID: "claude-code", Name: "Claude Code", Transport: Stdio,
 		Path:   []string{"mcpServers"},
-		config: func(e Env) string { return e.join(e.Home, ".claude.json") },
+		config: func(e Env) string { return e.Join(e.Home, ".claude.json") },
 		markers: func(e Env) []string {
-			return []string{e.join(e.Home, ".claude.json"), e.join(e.Home, ".claude")}
+			return []string{e.Join(e.Home, ".claude.json"), e.Join(e.Home, ".claude")}
 		},
 		commands: []string{"claude"},
 		cli:      "claude",
@@ -309,12 +215,12 @@ func (c Client) ConfigPath(e Env) string { return c.config(e) }
 // its settings folder, its app or its command.
 func (c Client) Installed(e Env) bool {
 	for _, m := range c.markers(e) {
-		if exists(m) {
+		if osenv.Exists(m) {
 			return true
 		}
 	}
 	for _, cmd := range c.commands {
-		if _, ok := e.onPath(cmd); ok {
+		if _, ok := e.OnPath(cmd); ok {
 			return true
 		}
 	}

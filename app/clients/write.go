@@ -109,7 +109,7 @@ type Result struct {
 // Reins entry and nothing else.
 func Connect(ctx context.Context, e Env, c Client, s Server) (Result, error) {
 	if c.cli != "" {
-		if bin, ok := e.onPath(c.cli); ok && e.Run != nil {
+		if bin, ok := e.OnPath(c.cli); ok && e.Run != nil {
 			return connectCLI(ctx, e, c, bin, s)
 		}
 	}
@@ -122,7 +122,7 @@ func Connect(ctx context.Context, e Env, c Client, s Server) (Result, error) {
 // left untouched.
 func Disconnect(ctx context.Context, e Env, c Client) (Result, error) {
 	if c.cli != "" {
-		if bin, ok := e.onPath(c.cli); ok && e.Run != nil {
+		if bin, ok := e.OnPath(c.cli); ok && e.Run != nil {
 			return disconnectCLI(ctx, e, c, bin)
 		}
 	}

@@ -19,6 +19,7 @@
 //	                                 default $REINS_CRX_KEY; prints its id
 //	extpack newkey -o FILE           a new throwaway signing key; prints its id
 //	extpack external-prefs -crx PATH the external-extensions file for a .crx
+//	extpack external-dirs            where Linux browsers read such files, one a line
 //
 // Flags common to all: -root DIR (the repository, default "."), -ext DIR
 // (default ROOT/extension).
@@ -36,6 +37,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/reinshq/reins/app/browsers"
 )
 
 func main() {
@@ -50,7 +53,7 @@ type config struct {
 
 func run(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: extpack version|check|chrome|firefox|firefox-dir|firefox-manifest|copy|id|keyid|crx|newkey|external-prefs [flags]")
+		fmt.Fprintln(stderr, "usage: extpack version|check|chrome|firefox|firefox-dir|firefox-manifest|copy|id|keyid|crx|newkey|external-prefs|external-dirs [flags]")
 		return 2
 	}
 	cmd, args := args[0], args[1:]
@@ -262,6 +265,13 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 		}
 		_, err = stdout.Write(append(b, '\n'))
 		return err
+	case "external-dirs":
+		for _, b := range browsers.Known {
+			if b.ExternalDir != "" {
+				fmt.Fprintln(stdout, b.ExternalDir)
+			}
+		}
+		return nil
 	case "keyid":
 		m, err := readManifest(c.ext)
 		if err != nil {
