@@ -19,7 +19,10 @@ import (
 	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/systray"
 	"github.com/godbus/dbus/v5"
+
+	"github.com/reinshq/reins/app/osenv"
 
 	"github.com/reinshq/reins/assets"
 	"github.com/reinshq/reins/companion"
@@ -154,6 +157,7 @@ func runTray(env Env, args []string) error {
 		uiApp = quitApp{a, quit}
 	}
 
+	var tip tooltip
 	var auto ui.Autostart
 	if as, err := NewAutostart(); err != nil {
 		log.Warn("start at login is unavailable", "err", err)
@@ -163,13 +167,26 @@ func runTray(env Env, args []string) error {
 	}
 
 	bind := newBinding(c, log)
-	s := ui.Start(uiApp, bind, auto, nil)
+	var opts ui.Options
+	if host.bus {
+		opts.SetTooltip = tip.set
+	}
+	if env, err := osenv.System(); err != nil {
+		log.Warn("the setup guide is unavailable", "err", err)
+	} else if st, err := newSetup(env, c, common, extIDs, log); err != nil {
+		log.Warn("the setup guide is unavailable", "err", err)
+	} else {
+		opts.Setup = st
+		defer st.close()
+	}
+	s := ui.Start(uiApp, bind, auto, nil, opts)
 	shell.Store(s)
 	if !host.watcher {
 		log.Warn("no system tray on this desktop; showing the dashboard instead (run reins again to bring it back)", "reason", host.reason)
 		s.ShowDashboard(ui.ViewConnections)
 	}
 	a.Lifecycle().SetOnStarted(func() {
+		tip.start()
 		log.Info("tray app ready", "tray", host.watcher, "mcp", c.MCPURL())
 		// Start-up garbage (font and icon decoding, the first snapshots)
 		// would otherwise stay resident until the next GC cycle, which an
@@ -189,6 +206,29 @@ func runTray(env Env, args []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return c.Shutdown(ctx)
+}
+
+// tooltip holds the tray tooltip until the tray runs: the systray's
+// platform code may only be called once its loop has started. Both methods
+// run on the Fyne goroutine.
+type tooltip struct {
+	running bool
+	pending string
+}
+
+func (t *tooltip) set(s string) {
+	if t.running {
+		systray.SetTooltip(s)
+		return
+	}
+	t.pending = s
+}
+
+func (t *tooltip) start() {
+	t.running = true
+	if t.pending != "" {
+		systray.SetTooltip(t.pending)
+	}
 }
 
 // quitApp routes every Quit (the tray's Quit item, a signal) through quit,
