@@ -123,7 +123,7 @@ bench: build
 # browsers, real MCP agents and a paired reference backend.
 screenshots: deps-test build
 	@mkdir -p $(TEST_TMP)/cache
-	$(TEST_ENV) REINS_SCREENSHOTS=$(CURDIR)/assets/screenshots go test -count=1 -run '^TestDashboardScreenshots$$' ./app/desktoptest/
+	$(TEST_ENV) REINS_SCREENSHOTS=$(CURDIR)/assets/screenshots go test -count=1 -run '^(TestDashboardScreenshots|TestFirstRunGuide)$$' ./app/desktoptest/
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

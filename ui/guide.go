@@ -284,7 +284,11 @@ func (g *Guide) extensionBody(m guideModel) fyne.CanvasObject {
 				label = "Get Reins for " + name
 			}
 			a := widget.NewButtonWithIcon(label, theme.ContentAddIcon(), func() { g.addExtension(id) })
-			a.Importance = widget.HighImportance
+			if len(m.Connected) == 0 {
+				// The next thing to do; once a browser is in, adding it
+				// to another is optional.
+				a.Importance = widget.HighImportance
+			}
 			g.adds[id] = a
 			box.Add(container.NewHBox(a))
 		}
@@ -476,6 +480,9 @@ func (g *Guide) clientRow(c MCPClient, m guideModel) fyne.CanvasObject {
 func (g *Guide) tryBody(m guideModel) fyne.CanvasObject {
 	box := container.NewVBox()
 	g.demoBtn = widget.NewButtonWithIcon("Open a demo tab", theme.MailComposeIcon(), g.openDemo)
+	if m.Demo == nil {
+		g.demoBtn.Importance = widget.HighImportance
+	}
 	g.prompt = nil
 	if len(m.Connected) == 0 {
 		g.demoBtn.Disable()

@@ -187,3 +187,19 @@ func (p *panel) click(t *testing.T, item string, m menuItem) {
 func (m menuItem) String() string {
 	return fmt.Sprintf("%d %q toggled=%v [%s]", m.ID, m.Label, m.Toggled, strings.Join(m.labels(), ", "))
 }
+
+// tooltip reads the icon's tooltip title, as a panel shows it on hover.
+// The property is a (name, icons, title, description) structure.
+func (p *panel) tooltip(t *testing.T, item string) string {
+	t.Helper()
+	v, err := p.conn.Object(item, "/StatusNotifierItem").GetProperty("org.kde.StatusNotifierItem.ToolTip")
+	if err != nil {
+		t.Fatalf("reading the tooltip: %v", err)
+	}
+	fields, ok := v.Value().([]any)
+	if !ok || len(fields) != 4 {
+		t.Fatalf("tooltip %v", v)
+	}
+	title, _ := fields[2].(string)
+	return title
+}
