@@ -187,18 +187,29 @@ func extensionFolder(engine string) (string, error) {
 	return "", fmt.Errorf("the extension folder is missing beside %s; reinstall Reins", exe)
 }
 
-// RestartBrowser closes the browser and starts it again with its tabs.
+// RestartBrowser closes the browser and starts it again with its tabs. The
+// browser takes a moment to save its session and exit, and the guide must
+// not freeze meanwhile, so that happens in the background; its outcome
+// shows in the guide when the extension connects.
 func (s *setup) RestartBrowser(id string) error {
 	in, err := s.installed(id)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
-	defer cancel()
-	if err := browsers.Stop(ctx, in.Executable); err != nil {
-		return fmt.Errorf("closing %s: %w", in.Name, err)
-	}
-	return s.start(in.Executable, "--restore-last-session")
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+		defer cancel()
+		if err := browsers.Stop(ctx, in.Executable); err != nil {
+			s.log.Warn("closing the browser to restart it", "browser", in.ID, "err", err)
+			return
+		}
+		if err := s.start(in.Executable, "--restore-last-session"); err != nil {
+			s.log.Warn("starting the browser again", "browser", in.ID, "err", err)
+			return
+		}
+		s.log.Info("browser restarted", "browser", in.ID)
+	}()
+	return nil
 }
 
 func (s *setup) Clients() []ui.MCPClient {

@@ -27,6 +27,7 @@ import (
 	"github.com/reinshq/reins/assets"
 	"github.com/reinshq/reins/companion"
 	"github.com/reinshq/reins/companion/admin"
+	"github.com/reinshq/reins/companion/nativemsg"
 	"github.com/reinshq/reins/companion/tokens"
 	"github.com/reinshq/reins/ui"
 )
@@ -157,6 +158,7 @@ func runTray(env Env, args []string) error {
 		uiApp = quitApp{a, quit}
 	}
 
+	registerNativeHostOnFirstRun(common.DataDir, log)
 	var tip tooltip
 	var auto ui.Autostart
 	if as, err := NewAutostart(); err != nil {
@@ -342,6 +344,30 @@ func enableAutostartOnFirstRun(dataDir string, auto ui.Autostart, log *slog.Logg
 		return
 	}
 	log.Info("start at login turned on (first run)")
+}
+
+// registerNativeHostOnFirstRun writes this user's native messaging host
+// manifests the first time Reins runs on macOS, where the .dmg installs
+// none system-wide (the Linux and Windows packages register the host
+// themselves). Without them the extension only finds Reins on the default
+// port, and cannot start it.
+func registerNativeHostOnFirstRun(dataDir string, log *slog.Logger) {
+	if runtime.GOOS != "darwin" {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, FirstRunFile)); err == nil {
+		return
+	}
+	exe, err := reinsExecutable()
+	if err != nil {
+		log.Warn("registering the native messaging host", "err", err)
+		return
+	}
+	done, err := nativemsg.Install(defaultHostPath(exe, runtime.GOOS, fileExists))
+	if err != nil {
+		log.Warn("registering the native messaging host", "err", err)
+	}
+	log.Info("native messaging host registered for this user (first run)", "manifests", len(done))
 }
 
 // fatalWindow shows a problem Reins cannot solve by itself, waits for the

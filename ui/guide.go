@@ -275,7 +275,12 @@ func (g *Guide) extensionBody(m guideModel) fyne.CanvasObject {
 		switch {
 		case b.Offered:
 			box.Add(secondary(name + " offers Reins the next time it starts: it was installed with Reins, no store or developer mode needed. If " + name + " asks, choose Enable extension."))
-			r := widget.NewButtonWithIcon("Restart "+name, theme.ViewRefreshIcon(), func() { g.restartBrowser(id, name) })
+			// One click, as a browser's own Relaunch button: the button
+			// says what happens, and the tabs come back.
+			r := widget.NewButtonWithIcon("Restart "+name+" (your tabs reopen)", theme.ViewRefreshIcon(), func() { g.restartBrowser(id) })
+			if len(m.Connected) == 0 {
+				r.Importance = widget.HighImportance
+			}
 			g.restarts[id] = r
 			box.Add(container.NewHBox(r))
 		default:
@@ -534,17 +539,10 @@ func (g *Guide) addExtension(id string) {
 	g.render()
 }
 
-func (g *Guide) restartBrowser(id, name string) {
-	c := dialog.NewConfirm("Restart "+name+"?", name+" closes and opens again with the same tabs.", func(ok bool) {
-		if !ok {
-			return
-		}
-		if err := g.setup.RestartBrowser(id); err != nil {
-			g.fail(err)
-		}
-	}, g.win)
-	c.SetConfirmText("Restart")
-	c.Show()
+func (g *Guide) restartBrowser(id string) {
+	if err := g.setup.RestartBrowser(id); err != nil {
+		g.fail(err)
+	}
 }
 
 func (g *Guide) connectClient(id string) {

@@ -15,7 +15,8 @@ type Setup interface {
 	// guide puts on the clipboard for Load unpacked.
 	AddExtension(browserID string) (ExtensionHelp, error)
 	// RestartBrowser closes the browser and starts it again with its
-	// tabs, so it offers the extension the package installed.
+	// tabs, so it offers the extension the package installed. It returns
+	// at once; the browser restarts in the background.
 	RestartBrowser(browserID string) error
 	// Clients lists the MCP clients Reins can configure.
 	Clients() []MCPClient
