@@ -300,13 +300,14 @@ func (g *Guide) extensionBody(m guideModel) fyne.CanvasObject {
 		if h, ok := m.Help[id]; ok && h.Folder != "" {
 			box.Add(unpackedSteps(b, h))
 		} else if ok {
-			box.Add(secondary("The " + name + " store page is open: click Add to " + firstWord(name) + ", then come back here."))
+			box.Add(secondary("The " + name + " store page is open: click Add to " + lastWord(name) + ", then come back here."))
 		}
 	}
 	return box
 }
 
-func firstWord(s string) string {
+// lastWord is what a browser's store calls it: "Google Chrome" → "Chrome".
+func lastWord(s string) string {
 	if f := strings.Fields(s); len(f) > 0 {
 		return f[len(f)-1]
 	}
