@@ -168,8 +168,9 @@ func newCLIConnector(common Common) (*connector, func(), error) {
 	ts := &tokenSource{common: common, admin: admin.NewClient(common.DataDir)}
 	k := &connector{
 		env: e, common: common, exe: exe, mcpURL: mcpURLFor(common),
-		issue:  ts.issue,
-		revoke: ts.revoke,
+		issue:    ts.issue,
+		revoke:   ts.revoke,
+		readBack: agentToken,
 		verify: func(token string) (string, bool) {
 			m, err := ts.store()
 			if err != nil {

@@ -168,3 +168,29 @@ func TestConnectMalformedConfig(t *testing.T) {
 		t.Errorf("unknown client: %d %s", code, errOut)
 	}
 }
+
+// A running Reins keeps tokens in a file, and `reins connect` is run
+// without --keyring: the token is issued by the running companion into its
+// store, and the entry names the store `reins mcp` can read it back from,
+// so the client's first start works.
+func TestConnectNamesTheStoreThatHoldsTheToken(t *testing.T) {
+	e := fakeHome(t)
+	r := startCompanion(t)
+	code, out, errOut := run(t, nil, "connect", "claude-code", "--data-dir", r.dir)
+	if code != 0 {
+		t.Fatalf("connect: %d %s %s", code, out, errOut)
+	}
+	c, _ := clients.Find("claude-code")
+	entry := readEntry(t, c.ConfigPath(e), "mcpServers")
+	args, _ := json.Marshal(entry["args"])
+	if !strings.Contains(string(args), `"--keyring","file"`) {
+		t.Fatalf("the entry does not name the file store: %s", args)
+	}
+	tok, err := agentToken(r.dir, "file", "claude-code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, ok := r.tokens.Verify(tok); !ok || name != "claude-code" {
+		t.Errorf("the running companion does not know the token: %q %v", name, ok)
+	}
+}

@@ -28,6 +28,9 @@ type connector struct {
 	// verify names the agent a token belongs to (to revoke an HTTP
 	// client's token on disconnect); nil when unknown.
 	verify func(token string) (string, bool)
+	// readBack reads an agent's token the way `reins mcp --token-name`
+	// will (agentToken); nil skips the check.
+	readBack func(dataDir, keyring, name string) (string, error)
 }
 
 // reinsExecutable is the binary a client should start: this one, with
@@ -46,13 +49,13 @@ func reinsExecutable() (string, error) {
 // server is what client c gets for the agent name: stdio clients start
 // `reins mcp --token-name NAME` with the flags that find this Reins' data
 // and keychain; HTTP clients get the URL and the token.
-func (k *connector) server(c clients.Client, name, token string) clients.Server {
+func (k *connector) server(c clients.Client, name, token, keyring string) clients.Server {
 	args := []string{"mcp", "--token-name", name}
 	if def, err := defaultDataDir(); err != nil || def != k.common.DataDir {
 		args = append(args, "--data-dir", k.common.DataDir)
 	}
-	if k.common.Keyring != "" && k.common.Keyring != tokens.KeyringOS {
-		args = append(args, "--keyring", k.common.Keyring)
+	if keyring != "" && keyring != tokens.KeyringOS {
+		args = append(args, "--keyring", keyring)
 	}
 	s := clients.Server{Command: k.exe, Args: args, URL: k.mcpURL}
 	if c.Transport == clients.HTTP {
@@ -83,7 +86,16 @@ func (k *connector) connect(ctx context.Context, c clients.Client, name string) 
 	if err != nil {
 		return clients.Result{}, fmt.Errorf("issuing a token for %q: %w", name, err)
 	}
-	res, err := clients.Connect(ctx, k.env, c, k.server(c, name, tok))
+	keyring := k.common.Keyring
+	if c.Transport == clients.Stdio && k.readBack != nil {
+		if keyring, err = k.workingKeyring(name, tok); err != nil {
+			if rerr := k.revoke(ctx, name); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("revoking the unused token %q: %w", name, rerr))
+			}
+			return clients.Result{}, err
+		}
+	}
+	res, err := clients.Connect(ctx, k.env, c, k.server(c, name, tok, keyring))
 	if err != nil {
 		if rerr := k.revoke(ctx, name); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("revoking the unused token %q: %w", name, rerr))
@@ -91,6 +103,44 @@ func (k *connector) connect(ctx context.Context, c clients.Client, name string) 
 		return res, err
 	}
 	return res, nil
+}
+
+// workingKeyring makes sure the entry will work before it is written:
+// `reins mcp --token-name` must read back the very token just issued. A
+// running companion issues into its own store, which may not be the one
+// this command was pointed at (a tray started with --keyring file and a
+// `reins connect` without it); the entry then names the store that holds
+// the token.
+func (k *connector) workingKeyring(name, tok string) (string, error) {
+	first := k.common.Keyring
+	if first == "" {
+		first = tokens.KeyringOS
+	}
+	order := []string{first, otherKeyring(first)}
+	if first == tokens.KeyringOS && osenv.Exists(filepath.Join(k.common.DataDir, tokens.SecretsFile)) {
+		// The data dir keeps its secrets in a file: look there before
+		// asking the keychain, which may prompt the person.
+		order = []string{tokens.KeyringFile, tokens.KeyringOS}
+	}
+	var errs []error
+	for _, kr := range order {
+		got, err := k.readBack(k.common.DataDir, kr, name)
+		if err == nil && got == tok {
+			return kr, nil
+		}
+		if err == nil {
+			err = errors.New("it holds another token")
+		}
+		errs = append(errs, fmt.Errorf("--keyring %s: %w", kr, err))
+	}
+	return "", fmt.Errorf("the token for %q was issued, but reins mcp could not read it back: %w", name, errors.Join(errs...))
+}
+
+func otherKeyring(kr string) string {
+	if kr == tokens.KeyringFile {
+		return tokens.KeyringOS
+	}
+	return tokens.KeyringFile
 }
 
 // disconnect removes Reins' entry from c's config and revokes the token it

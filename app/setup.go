@@ -60,9 +60,10 @@ func newSetup(env osenv.Env, c *companion.Companion, common Common, extIDs []str
 	}
 	k := &connector{
 		env: env, common: common, exe: exe, mcpURL: c.MCPURL(),
-		issue:  func(_ context.Context, name string) (string, error) { return ts.Issue(name) },
-		revoke: func(_ context.Context, name string) error { return ts.Revoke(name) },
-		verify: ts.Verify,
+		issue:    func(_ context.Context, name string) (string, error) { return ts.Issue(name) },
+		revoke:   func(_ context.Context, name string) error { return ts.Revoke(name) },
+		verify:   ts.Verify,
+		readBack: agentToken,
 	}
 	return &setup{
 		env: env, k: k, c: c, log: log,
