@@ -124,6 +124,8 @@ bench: build
 screenshots: deps-test build
 	@mkdir -p $(TEST_TMP)/cache
 	$(TEST_ENV) REINS_SCREENSHOTS=$(CURDIR)/assets/screenshots go test -count=1 -run '^(TestDashboardScreenshots|TestFirstRunGuide)$$' ./app/desktoptest/
+	REINS_SCREENSHOTS=$(CURDIR)/assets/screenshots go test -count=1 -run '^TestGuideLoadUnpackedPicture$$' ./ui/
+	convert assets/screenshots/guide-load-unpacked.png -strip -colors 256 -define png:compression-level=9 PNG8:assets/screenshots/guide-load-unpacked.png
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
