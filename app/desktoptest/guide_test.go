@@ -45,9 +45,19 @@ func TestFirstRunGuide(t *testing.T) {
 	}
 	config := filepath.Join(claudeDir, "claude_desktop_config.json")
 
+	notes := pnl.serveNotifications(t)
 	p := d.startReins(t, dir, port, []string{"--keyring", "file"})
 	p.waitMCP()
 	icon := pnl.waitItem(t).sender
+	// The first notification says where Reins lives and what it does.
+	select {
+	case n := <-notes:
+		if n.Summary != "Reins is running" || !strings.Contains(n.Body, "lives in your tray") {
+			t.Errorf("first notification %+v", n)
+		}
+	case <-time.After(Deadline):
+		t.Fatal("no notification at first run")
+	}
 	win := d.window(t, "^Set up Reins$")
 	shot := func(n int, name string, greens int) int {
 		t.Helper()

@@ -203,3 +203,32 @@ func (p *panel) tooltip(t *testing.T, item string) string {
 	title, _ := fields[2].(string)
 	return title
 }
+
+// notification is one desktop notification: its title and text.
+type notification struct{ Summary, Body string }
+
+type notifier struct{ ch chan notification }
+
+// Notify is org.freedesktop.Notifications.Notify, the call apps make to
+// show a notification.
+func (n notifier) Notify(app string, replaces uint32, icon, summary, body string, actions []string, hints map[string]dbus.Variant, timeout int32) (uint32, *dbus.Error) {
+	select {
+	case n.ch <- notification{summary, body}:
+	default:
+	}
+	return 1, nil
+}
+
+// serveNotifications plays the desktop's notification server on the bus.
+func (p *panel) serveNotifications(t *testing.T) <-chan notification {
+	t.Helper()
+	n := notifier{ch: make(chan notification, 16)}
+	if err := p.conn.Export(n, "/org/freedesktop/Notifications", "org.freedesktop.Notifications"); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := p.conn.RequestName("org.freedesktop.Notifications", dbus.NameFlagDoNotQueue)
+	if err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("taking org.freedesktop.Notifications: %v (reply %v)", err, reply)
+	}
+	return n.ch
+}
