@@ -123,7 +123,9 @@ bench: build
 # browsers, real MCP agents and a paired reference backend.
 screenshots: deps-test build
 	@mkdir -p $(TEST_TMP)/cache
-	$(TEST_ENV) REINS_SCREENSHOTS=$(CURDIR)/assets/screenshots go test -count=1 -run '^TestDashboardScreenshots$$' ./app/desktoptest/
+	$(TEST_ENV) REINS_SCREENSHOTS=$(CURDIR)/assets/screenshots go test -count=1 -run '^(TestDashboardScreenshots|TestFirstRunGuide)$$' ./app/desktoptest/
+	REINS_SCREENSHOTS=$(CURDIR)/assets/screenshots go test -count=1 -run '^TestGuideLoadUnpackedPicture$$' ./ui/
+	convert assets/screenshots/guide-load-unpacked.png -strip -colors 256 -define png:compression-level=9 PNG8:assets/screenshots/guide-load-unpacked.png
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
@@ -187,8 +189,10 @@ dist-extension: dist-check
 dist: dist-deb dist-tarxz dist-windows dist-extension
 	@ls -l $(DIST)
 
-# The throwaway certificate exists only for this run; signing with it proves
-# the signing path end to end, and osslsigncode verifies against it.
+# The throwaway certificate and CRX key exist only for this run; signing
+# with them proves the signing paths end to end, and osslsigncode verifies
+# against the certificate. A release sets REINS_CRX_KEY to the extension's
+# own key (never in the repository).
 TEST_DIST := $(TEST_TMP)/dist
 TEST_SIGN := $(TEST_TMP)/sign
 
@@ -198,7 +202,9 @@ test-dist: deps-dist deps-test
 	@rm -rf $(TEST_DIST) $(TEST_SIGN) && mkdir -p $(TEST_SIGN) $(TEST_TMP)/cache
 	openssl req -x509 -newkey rsa:3072 -nodes -days 2 -subj "/CN=Reins throwaway test signing" \
 		-addext "extendedKeyUsage=codeSigning" -keyout $(TEST_SIGN)/key.pem -out $(TEST_SIGN)/cert.pem 2>/dev/null
-	SIGN_CERT=$(TEST_SIGN)/cert.pem SIGN_KEY=$(TEST_SIGN)/key.pem $(MAKE) --no-print-directory dist DIST=$(TEST_DIST)
+	go run ./packaging/cmd/extpack newkey -o $(TEST_SIGN)/crx.pem >/dev/null
+	SIGN_CERT=$(TEST_SIGN)/cert.pem SIGN_KEY=$(TEST_SIGN)/key.pem REINS_CRX_KEY=$(TEST_SIGN)/crx.pem \
+		$(MAKE) --no-print-directory dist DIST=$(TEST_DIST)
 	$(TEST_ENV) REINS_DIST_DIR=$(TEST_DIST) REINS_SIGN_CA=$(TEST_SIGN)/cert.pem \
 		go test -tags disttest -count=1 -timeout 20m -v ./packaging/disttest/
 	@rm -rf $(TEST_SIGN)

@@ -149,6 +149,7 @@ func (b *binding) snapshot() ui.State {
 	for _, bi := range c.Hub().Browsers() {
 		s.Graph.Browsers = append(s.Graph.Browsers, ui.BrowserNode{
 			ID: bi.ID, Name: bi.Name, Mode: browserMode(bi.Mode), Engine: string(bi.Engine),
+			Browser: bi.Hello.Browser, Profile: bi.Hello.Profile,
 			SharedTabs: bi.SharedTabs, Paused: paused,
 		})
 	}

@@ -137,6 +137,8 @@ func commands() []command {
 		{"backends", "list paired hosted products, or forget one: backends | backends forget ID", runBackends},
 		{"browsers", "list connected browsers and blocked profiles, or block or unblock one: browsers | browsers block ID | browsers unblock INSTANCE", runBrowsers},
 		{"live", "print a one-time Live view link for a shared tab: live TABID", runLive},
+		{"connect", "connect an MCP client (writes its config): connect CLIENT [--name NAME]; with no CLIENT, list the clients found", runConnect},
+		{"disconnect", "remove Reins from an MCP client's config and revoke its token: disconnect CLIENT", runDisconnect},
 		{"native-host", "serve the browser extension over native messaging (browsers start this)", runNativeHost},
 		{"install-native-host", "register the native messaging host with this user's browsers", runInstallNativeHost},
 		{"uninstall-native-host", "remove this user's native messaging host registrations", runUninstallNativeHost},
@@ -153,13 +155,13 @@ func Main(env Env) int {
 		args = append([]string{"native-host"}, args...)
 	}
 	name := ""
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 		name, args = args[0], args[1:]
 	}
 	if name == "" {
 		name = "tray"
 	}
-	if name == "help" || name == "-h" || name == "--help" {
+	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
 		usage(env.Stdout)
 		return 0
 	}

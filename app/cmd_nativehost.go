@@ -60,6 +60,8 @@ func runInstallNativeHost(env Env, args []string) error {
 	fs := flag.NewFlagSet("install-native-host", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	hostPath := fs.String("host-path", "", "the program browsers start (default: the reins-native-host launcher installed beside reins, else this reins binary)")
+	var extIDs stringList
+	fs.Var(&extIDs, "allow-extension", "also allow this Chromium extension id to start the host, as the companion's flag of the same name accepts it (repeatable)")
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
@@ -77,7 +79,7 @@ func runInstallNativeHost(env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	done, err := nativemsg.Install(abs)
+	done, err := nativemsg.Install(abs, extIDs...)
 	for _, p := range done {
 		fmt.Fprintf(env.Stdout, "wrote %s\n", p)
 	}

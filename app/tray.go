@@ -19,11 +19,15 @@ import (
 	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/systray"
 	"github.com/godbus/dbus/v5"
+
+	"github.com/reinshq/reins/app/osenv"
 
 	"github.com/reinshq/reins/assets"
 	"github.com/reinshq/reins/companion"
 	"github.com/reinshq/reins/companion/admin"
+	"github.com/reinshq/reins/companion/nativemsg"
 	"github.com/reinshq/reins/companion/tokens"
 	"github.com/reinshq/reins/ui"
 )
@@ -154,6 +158,8 @@ func runTray(env Env, args []string) error {
 		uiApp = quitApp{a, quit}
 	}
 
+	registerNativeHostOnFirstRun(common.DataDir, log)
+	var tip tooltip
 	var auto ui.Autostart
 	if as, err := NewAutostart(); err != nil {
 		log.Warn("start at login is unavailable", "err", err)
@@ -163,13 +169,26 @@ func runTray(env Env, args []string) error {
 	}
 
 	bind := newBinding(c, log)
-	s := ui.Start(uiApp, bind, auto, nil)
+	var opts ui.Options
+	if host.bus {
+		opts.SetTooltip = tip.set
+	}
+	if env, err := osenv.System(); err != nil {
+		log.Warn("the setup guide is unavailable", "err", err)
+	} else if st, err := newSetup(env, c, common, extIDs, log); err != nil {
+		log.Warn("the setup guide is unavailable", "err", err)
+	} else {
+		opts.Setup = st
+		defer st.close()
+	}
+	s := ui.Start(uiApp, bind, auto, nil, opts)
 	shell.Store(s)
 	if !host.watcher {
 		log.Warn("no system tray on this desktop; showing the dashboard instead (run reins again to bring it back)", "reason", host.reason)
 		s.ShowDashboard(ui.ViewConnections)
 	}
 	a.Lifecycle().SetOnStarted(func() {
+		tip.start()
 		log.Info("tray app ready", "tray", host.watcher, "mcp", c.MCPURL())
 		// Start-up garbage (font and icon decoding, the first snapshots)
 		// would otherwise stay resident until the next GC cycle, which an
@@ -189,6 +208,29 @@ func runTray(env Env, args []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return c.Shutdown(ctx)
+}
+
+// tooltip holds the tray tooltip until the tray runs: the systray's
+// platform code may only be called once its loop has started. Both methods
+// run on the Fyne goroutine.
+type tooltip struct {
+	running bool
+	pending string
+}
+
+func (t *tooltip) set(s string) {
+	if t.running {
+		systray.SetTooltip(s)
+		return
+	}
+	t.pending = s
+}
+
+func (t *tooltip) start() {
+	t.running = true
+	if t.pending != "" {
+		systray.SetTooltip(t.pending)
+	}
 }
 
 // quitApp routes every Quit (the tray's Quit item, a signal) through quit,
@@ -302,6 +344,30 @@ func enableAutostartOnFirstRun(dataDir string, auto ui.Autostart, log *slog.Logg
 		return
 	}
 	log.Info("start at login turned on (first run)")
+}
+
+// registerNativeHostOnFirstRun writes this user's native messaging host
+// manifests the first time Reins runs on macOS, where the .dmg installs
+// none system-wide (the Linux and Windows packages register the host
+// themselves). Without them the extension only finds Reins on the default
+// port, and cannot start it.
+func registerNativeHostOnFirstRun(dataDir string, log *slog.Logger) {
+	if runtime.GOOS != "darwin" {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, FirstRunFile)); err == nil {
+		return
+	}
+	exe, err := reinsExecutable()
+	if err != nil {
+		log.Warn("registering the native messaging host", "err", err)
+		return
+	}
+	done, err := nativemsg.Install(defaultHostPath(exe, runtime.GOOS, fileExists))
+	if err != nil {
+		log.Warn("registering the native messaging host", "err", err)
+	}
+	log.Info("native messaging host registered for this user (first run)", "manifests", len(done))
 }
 
 // fatalWindow shows a problem Reins cannot solve by itself, waits for the

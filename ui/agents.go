@@ -149,6 +149,10 @@ func (v *agentsView) update(agents []Agent, mcpURL string) {
 	v.revokes = map[string]*widget.Button{}
 	if len(agents) == 0 {
 		v.list.Add(secondary("No agent has a token yet."))
+		if b := v.d.guideButton("Connect an agent for me"); b != nil {
+			v.list.Add(secondary("The setup guide writes Claude Desktop's, Cursor's, VS Code's, Windsurf's or Claude Code's settings for you."))
+			v.list.Add(b)
+		}
 		return
 	}
 	now := v.d.now()

@@ -113,6 +113,8 @@ const (
 type BrowserNode struct {
 	ID         string
 	Name       string
+	Browser    string // the product as the extension reports it ("Chrome"), "" if unknown
+	Profile    string // the profile name the extension reports, "" if unknown
 	Mode       string // ModeExtension or ModeDev
 	Engine     string // EngineChromium or EngineFirefox
 	SharedTabs int

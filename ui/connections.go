@@ -69,6 +69,10 @@ func (v *connectionsView) update(browsers []BrowserNode, blocked []BlockedBrowse
 	}
 	if len(v.profiles.Objects) > 0 {
 		v.profiles.Objects = append([]fyne.CanvasObject{widget.NewSeparator()}, v.profiles.Objects...)
+	} else if b := v.d.guideButton("Open the setup guide"); b != nil {
+		v.profiles.Add(container.NewPadded(container.NewVBox(
+			secondary("No browser is connected. The setup guide finds your browsers, adds the extension and connects your first agent."),
+			b)))
 	}
 	v.profiles.Refresh()
 }

@@ -42,6 +42,9 @@ type Dashboard struct {
 	auto    Autostart
 	openURL func(*url.URL) error
 	now     func() time.Time
+	// openGuide shows the first-run guide; empty views offer it. nil: no
+	// guide.
+	openGuide func()
 
 	win   fyne.Window
 	tabs  *container.AppTabs
@@ -163,6 +166,17 @@ func (d *Dashboard) Update(s State) {
 		d.activity.update(s.Activity)
 	}
 	d.settings.update(s)
+}
+
+// guideButton is an empty view's way to the first-run guide, or nil when
+// there is no guide.
+func (d *Dashboard) guideButton(label string) fyne.CanvasObject {
+	if d.openGuide == nil {
+		return nil
+	}
+	b := widget.NewButtonWithIcon(label, theme.HelpIcon(), d.openGuide)
+	b.Importance = widget.HighImportance
+	return container.NewHBox(b)
 }
 
 // fail reports a failed action in the dashboard.

@@ -1,7 +1,8 @@
 // Package ui owns everything the person sees of Reins on the desktop: the tray
 // menu and icon, the dashboard (connections graph, shared tabs, agents and
-// their setup snippets, paired backends, activity, settings), the pairing
-// approval windows and the plain error window used at start-up.
+// their setup snippets, paired backends, activity, settings), the first-run
+// guide, the pairing approval windows and the plain error window used at
+// start-up.
 //
 // The package knows nothing about the companion's implementation. It declares
 // the small Companion interface it needs and its own view-model State; the app

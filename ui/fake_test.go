@@ -244,7 +244,7 @@ func anyState(State) bool { return true }
 func startShell(t *testing.T, app *trayApp, fc *fakeCompanion) (*Shell, *uiLoop) {
 	t.Helper()
 	loop := newUILoop()
-	sh := start(app, fc, nil, nil, loop.do, loop.applied)
+	sh := start(app, fc, nil, nil, Options{}, loop.do, loop.applied)
 	t.Cleanup(sh.Stop)
 	loop.waitFor(t, anyState)
 	return sh, loop

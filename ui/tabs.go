@@ -37,6 +37,11 @@ func (v *tabsView) update(tabs []Tab, browsers []BrowserNode) {
 	if len(tabs) == 0 {
 		v.list.Add(heading("No shared tabs"))
 		v.list.Add(secondary("Tabs that agents may read and control appear here, grouped by browser, while they are shared."))
+		if len(browsers) == 0 {
+			if b := v.d.guideButton("Open the setup guide"); b != nil {
+				v.list.Add(b)
+			}
+		}
 		return
 	}
 

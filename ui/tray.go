@@ -25,7 +25,12 @@ type TrayActions struct {
 	// NewOffer is called once per offer id, the first time a State carries
 	// it. The owner decides whether that opens an approval window.
 	NewOffer func(Offer)
-	Quit     func()
+	// OpenGuide shows the first-run guide ("Set up…"); nil: no such item.
+	OpenGuide func()
+	// SetTooltip sets the tray icon's tooltip, where the platform shows
+	// one.
+	SetTooltip func(string)
+	Quit       func()
 }
 
 // Tray keeps the system tray menu and icon in step with the State.
@@ -40,6 +45,7 @@ type Tray struct {
 	icon     fyne.Resource
 	state    State
 	shown    *trayModel      // what the menu currently shows
+	tip      string          // the tooltip set last
 	seen     map[string]bool // offer ids already announced
 	browsers map[string]bool // browser ids known; nil until the first State
 }
@@ -140,6 +146,11 @@ func (t *Tray) render(s State) {
 		}
 	}
 
+	if tip := tooltip(s); tip != t.tip && t.act.SetTooltip != nil {
+		t.tip = tip
+		t.act.SetTooltip(tip)
+	}
+
 	m := t.model(s)
 	if t.shown == nil || !reflect.DeepEqual(*t.shown, m) {
 		t.shown = &m
@@ -184,6 +195,17 @@ func statusLine(s State) string {
 	return strings.Join(parts, " · ")
 }
 
+// tooltip says what Reins is doing, for a person who hovers the icon.
+func tooltip(s State) string {
+	switch {
+	case s.Paused:
+		return "Reins: automation paused; agents' calls fail until you resume"
+	case len(s.Graph.Browsers) == 0:
+		return "Reins is running, waiting for a browser: Set up… shows how"
+	}
+	return "Reins is running: " + statusLine(s)
+}
+
 func liveLabel(tab Tab) string {
 	title := untrusted(tab.Title, 48)
 	if title == "" {
@@ -223,6 +245,9 @@ func (t *Tray) items(m trayModel) []*fyne.MenuItem {
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Open dashboard", func() { t.openDashboard(ViewConnections) }),
 		liveItem,
+	}
+	if t.act.OpenGuide != nil {
+		items = append(items, fyne.NewMenuItem("Set up…", t.act.OpenGuide))
 	}
 	if m.Offers > 0 {
 		items = append(items, fyne.NewMenuItem(fmt.Sprintf("Pairing requests (%d)", m.Offers), func() {

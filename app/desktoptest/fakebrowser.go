@@ -30,6 +30,8 @@ type Browser struct {
 	nextTab  int
 	policies []wire.Policy
 	policyCh chan struct{} // closed and replaced on every policy
+	created  []string      // URLs of the tabs the companion created
+	createCh chan struct{} // closed and replaced on every tabs.create
 }
 
 // Dial connects a fake browser to the companion on 127.0.0.1:port with the
@@ -43,7 +45,7 @@ func Dial(ctx context.Context, port int, hello wire.Hello, tabs []wire.TabInfo) 
 	if err != nil {
 		return nil, fmt.Errorf("connecting a fake browser: %w", err)
 	}
-	b := &Browser{Ext: x, tabs: slices.Clone(tabs), nextTab: 1000, policyCh: make(chan struct{})}
+	b := &Browser{Ext: x, tabs: slices.Clone(tabs), nextTab: 1000, policyCh: make(chan struct{}), createCh: make(chan struct{})}
 	x.Handle(wire.MethodTabsShare, b.share)
 	x.Handle(wire.MethodTabsCreate, b.create)
 	go b.readEvents()
@@ -161,8 +163,31 @@ func (b *Browser) create(params json.RawMessage) (any, error) {
 	b.nextTab++
 	t := wire.TabInfo{ID: b.nextTab, URL: p.URL, Title: "New Tab", Shared: true, Attached: true, WindowID: 1, Agent: true}
 	b.tabs = append(b.tabs, t)
+	b.created = append(b.created, p.URL)
+	close(b.createCh)
+	b.createCh = make(chan struct{})
 	b.mu.Unlock()
 	return t, nil
+}
+
+// WaitCreated waits until the companion has asked for a new tab and
+// returns the URL of the latest one.
+func (b *Browser) WaitCreated(ctx context.Context) (string, error) {
+	for {
+		b.mu.Lock()
+		if n := len(b.created); n > 0 {
+			u := b.created[n-1]
+			b.mu.Unlock()
+			return u, nil
+		}
+		ch := b.createCh
+		b.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return "", fmt.Errorf("waiting for a new tab: %w", ctx.Err())
+		}
+	}
 }
 
 // Deadline is how long the desktop tests wait for any one thing to happen.

@@ -187,3 +187,48 @@ func (p *panel) click(t *testing.T, item string, m menuItem) {
 func (m menuItem) String() string {
 	return fmt.Sprintf("%d %q toggled=%v [%s]", m.ID, m.Label, m.Toggled, strings.Join(m.labels(), ", "))
 }
+
+// tooltip reads the icon's tooltip title, as a panel shows it on hover.
+// The property is a (name, icons, title, description) structure.
+func (p *panel) tooltip(t *testing.T, item string) string {
+	t.Helper()
+	v, err := p.conn.Object(item, "/StatusNotifierItem").GetProperty("org.kde.StatusNotifierItem.ToolTip")
+	if err != nil {
+		t.Fatalf("reading the tooltip: %v", err)
+	}
+	fields, ok := v.Value().([]any)
+	if !ok || len(fields) != 4 {
+		t.Fatalf("tooltip %v", v)
+	}
+	title, _ := fields[2].(string)
+	return title
+}
+
+// notification is one desktop notification: its title and text.
+type notification struct{ Summary, Body string }
+
+type notifier struct{ ch chan notification }
+
+// Notify is org.freedesktop.Notifications.Notify, the call apps make to
+// show a notification.
+func (n notifier) Notify(app string, replaces uint32, icon, summary, body string, actions []string, hints map[string]dbus.Variant, timeout int32) (uint32, *dbus.Error) {
+	select {
+	case n.ch <- notification{summary, body}:
+	default:
+	}
+	return 1, nil
+}
+
+// serveNotifications plays the desktop's notification server on the bus.
+func (p *panel) serveNotifications(t *testing.T) <-chan notification {
+	t.Helper()
+	n := notifier{ch: make(chan notification, 16)}
+	if err := p.conn.Export(n, "/org/freedesktop/Notifications", "org.freedesktop.Notifications"); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := p.conn.RequestName("org.freedesktop.Notifications", dbus.NameFlagDoNotQueue)
+	if err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("taking org.freedesktop.Notifications: %v (reply %v)", err, reply)
+	}
+	return n.ch
+}

@@ -108,7 +108,11 @@ type FirefoxManifest struct {
 // Manifest returns the manifest b reads, pointing at binaryPath. Browsers
 // pass the host arguments they choose and manifests cannot add any, so the
 // binary must recognise a browser launch itself: see LaunchedByBrowser.
-func Manifest(b Browser, binaryPath string) ([]byte, error) {
+//
+// extraIDs are further Chromium extension ids allowed to start the host:
+// a build packed with another key than the release one (tests) has
+// another id. Firefox manifests ignore them.
+func Manifest(b Browser, binaryPath string, extraIDs ...string) ([]byte, error) {
 	if binaryPath == "" {
 		return nil, errors.New("manifest: empty binary path")
 	}
@@ -116,13 +120,35 @@ func Manifest(b Browser, binaryPath string) ([]byte, error) {
 	if b.Firefox {
 		v = FirefoxManifest{HostName, HostDescription, binaryPath, "stdio", []string{FirefoxExtensionID}}
 	} else {
-		v = ChromiumManifest{HostName, HostDescription, binaryPath, "stdio", []string{ChromeOrigin}}
+		origins := []string{ChromeOrigin}
+		for _, id := range extraIDs {
+			if !validExtensionID(id) {
+				return nil, fmt.Errorf("manifest: %q is not a Chromium extension id (32 letters a-p)", id)
+			}
+			if o := "chrome-extension://" + id + "/"; o != ChromeOrigin {
+				origins = append(origins, o)
+			}
+		}
+		v = ChromiumManifest{HostName, HostDescription, binaryPath, "stdio", origins}
 	}
 	out, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("manifest: %w", err)
 	}
 	return append(out, '\n'), nil
+}
+
+// validExtensionID: Chromium ids are 32 letters a-p (hex digits shifted).
+func validExtensionID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for _, c := range id {
+		if c < 'a' || c > 'p' {
+			return false
+		}
+	}
+	return true
 }
 
 // LaunchedByBrowser reports whether args (without the program name) are
@@ -149,7 +175,7 @@ type File struct {
 // goos ("linux" or "darwin"), e.g. /etc/opt/chrome/native-messaging-hosts/
 // com.reins.companion.json. Windows registers hosts in the registry, not by
 // path; packages there call Install per user.
-func SystemManifests(goos, binaryPath string) ([]File, error) {
+func SystemManifests(goos, binaryPath string, extraIDs ...string) ([]File, error) {
 	if goos != "linux" && goos != "darwin" {
 		return nil, fmt.Errorf("system manifests: %s finds hosts through the registry, not a directory", goos)
 	}
@@ -159,7 +185,7 @@ func SystemManifests(goos, binaryPath string) ([]File, error) {
 		if goos == "darwin" {
 			dir = b.DarwinSystem
 		}
-		data, err := Manifest(b, binaryPath)
+		data, err := Manifest(b, binaryPath, extraIDs...)
 		if err != nil {
 			return nil, err
 		}
@@ -186,6 +212,9 @@ type Installer struct {
 	// (default HKCU).
 	WindowsDir string
 	Registry   Registry
+	// ExtensionIDs are further Chromium extension ids the manifests allow
+	// (see Manifest).
+	ExtensionIDs []string
 }
 
 // DefaultInstaller is an Installer for this user on this system.
@@ -204,12 +233,14 @@ func DefaultInstaller() (*Installer, error) {
 }
 
 // Install writes manifests for every browser in Browsers for this user,
-// pointing at binaryPath. It returns what it wrote.
-func Install(binaryPath string) ([]string, error) {
+// pointing at binaryPath and allowing extraIDs beside the Reins extension.
+// It returns what it wrote.
+func Install(binaryPath string, extraIDs ...string) ([]string, error) {
 	i, err := DefaultInstaller()
 	if err != nil {
 		return nil, err
 	}
+	i.ExtensionIDs = extraIDs
 	return i.Install(binaryPath)
 }
 
@@ -243,7 +274,7 @@ func (i *Installer) Install(binaryPath string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		data, err := Manifest(b, binaryPath)
+		data, err := Manifest(b, binaryPath, i.ExtensionIDs...)
 		if err != nil {
 			return nil, err
 		}
@@ -327,7 +358,7 @@ func (i *Installer) installWindows(binaryPath string) ([]string, error) {
 	for _, b := range Browsers {
 		p := i.windowsManifest(b)
 		if !written[p] {
-			data, err := Manifest(b, binaryPath)
+			data, err := Manifest(b, binaryPath, i.ExtensionIDs...)
 			if err != nil {
 				return nil, err
 			}

@@ -232,3 +232,37 @@ func TestLaunchedByBrowser(t *testing.T) {
 		}
 	}
 }
+
+// A build packed with another key has another id: the manifests allow it
+// beside the Reins extension, only in Chromium manifests, and refuse
+// anything that is not an extension id (it would end up in an origin).
+func TestManifestExtraIDs(t *testing.T) {
+	const other = "nljkokplaafmcokolakdfdjgkfhffdei"
+	in := &Installer{Home: t.TempDir(), GOOS: "linux", ExtensionIDs: []string{other, "cahakjcjmollcmebjjnhhlhcdhipahla"}}
+	written, err := in.Install("/usr/bin/reins")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range written {
+		m := readJSON(t, p)
+		o, _ := json.Marshal(m["allowed_origins"])
+		if strings.Contains(p, ".mozilla") {
+			if m["allowed_origins"] != nil {
+				t.Errorf("%s: %s", p, o)
+			}
+			continue
+		}
+		if string(o) != `["chrome-extension://cahakjcjmollcmebjjnhhlhcdhipahla/","chrome-extension://`+other+`/"]` {
+			t.Errorf("%s: allowed_origins %s", p, o)
+		}
+	}
+	for _, bad := range []string{"short", "chrome-extension://x/", strings.Repeat("z", 32), strings.Repeat("a", 31) + "/"} {
+		if _, err := Manifest(Browsers[0], "/usr/bin/reins", bad); err == nil {
+			t.Errorf("Manifest accepted id %q", bad)
+		}
+	}
+	files, err := SystemManifests("linux", "/usr/lib/reins/reins-native-host", other)
+	if err != nil || !strings.Contains(string(files[0].Data), other) {
+		t.Errorf("SystemManifests with an extra id: %v %s", err, files[0].Data)
+	}
+}

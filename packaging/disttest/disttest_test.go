@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinshq/reins/app/browsers"
 	"github.com/reinshq/reins/companion/nativemsg"
 )
 
@@ -209,6 +210,42 @@ func TestDeb(t *testing.T) {
 			if strings.HasPrefix(p, "/usr/share/reins/extension/test") {
 				t.Errorf("extension tests shipped: %s", p)
 			}
+		}
+		// The packed extension and, for each Chromium-family browser, the
+		// external-extensions file that names it: ID.json, where ID is
+		// the .crx's own id.
+		if _, ok := paths["/usr/share/reins/reins.crx"]; !ok {
+			t.Error("the .deb lacks /usr/share/reins/reins.crx (make test-dist signs it with a throwaway key)")
+		}
+		crxIDs := map[string]bool{}
+		x := t.TempDir()
+		run(t, "dpkg-deb", "-x", deb, x)
+		for _, b := range browsers.Known {
+			if b.ExternalDir == "" {
+				continue
+			}
+			var found []string
+			for p := range paths {
+				if filepath.Dir(p) == b.ExternalDir && strings.HasSuffix(p, ".json") {
+					found = append(found, p)
+				}
+			}
+			if len(found) != 1 {
+				t.Errorf("%s: external-extensions files %v, want one", b.ExternalDir, found)
+				continue
+			}
+			crxIDs[strings.TrimSuffix(filepath.Base(found[0]), ".json")] = true
+			var prefs struct {
+				CRX     string `json:"external_crx"`
+				Version string `json:"external_version"`
+			}
+			data, err := os.ReadFile(filepath.Join(x, found[0]))
+			if err != nil || json.Unmarshal(data, &prefs) != nil || prefs.CRX != "/usr/share/reins/reins.crx" || prefs.Version != version {
+				t.Errorf("%s: %s (%v)", found[0], data, err)
+			}
+		}
+		if len(crxIDs) != 1 {
+			t.Errorf("the external-extensions files name %d extension ids, want one: %v", len(crxIDs), crxIDs)
 		}
 		conffiles := strings.Fields(run(t, "dpkg-deb", "-I", deb, "conffiles"))
 		for _, p := range etcManifests {

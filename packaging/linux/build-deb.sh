@@ -10,6 +10,10 @@
 #   /usr/share/applications/reins.desktop
 #   /usr/share/icons/hicolor/NxN/apps/reins.png from assets/
 #   /usr/share/reins/extension/                 the extension, for "Load unpacked"
+#   /usr/share/reins/reins.crx                  the packed extension (with REINS_CRX_KEY)
+#   /usr/share/chromium/extensions/ID.json, …   external-extensions files: Chromium,
+#                                               Chrome, Edge, Brave and Vivaldi offer
+#                                               Reins from the .crx at their next start
 #   /etc/opt/chrome/…, /etc/chromium/…, /etc/opt/edge/…, … native messaging
 #   /usr/lib/mozilla/native-messaging-hosts/    manifests (conffiles)
 set -euo pipefail
@@ -48,11 +52,39 @@ done
 # same id as the store build and the native host manifests allow it.
 go run ./packaging/cmd/extpack copy -o "$stage/usr/share/reins/extension"
 
+# The packed extension, signed with the key whose path REINS_CRX_KEY holds
+# (the release key is never in the repository; `make test-dist` makes a
+# throwaway one). Each Chromium-family browser reads ID.json files in its
+# external-extensions dir and offers the extension from the .crx they name
+# at its next start. Without a key the package ships no .crx, and the
+# first-run guide falls back to "Load unpacked" with the folder above.
+crx_id=""
+if [ -n "${REINS_CRX_KEY:-}" ]; then
+	crx_id=$(go run ./packaging/cmd/extpack crx -o "$stage/usr/share/reins/reins.crx")
+	prefs=$(go run ./packaging/cmd/extpack external-prefs -crx /usr/share/reins/reins.crx)
+	for dir in $(go run ./packaging/cmd/extpack external-dirs); do
+		install -d -m 0755 "$stage$dir"
+		printf '%s\n' "$prefs" >"$stage$dir/$crx_id.json"
+		chmod 0644 "$stage$dir/$crx_id.json"
+	done
+	echo "build-deb: packed extension $crx_id"
+else
+	echo "build-deb: REINS_CRX_KEY is not set: no packed extension (browsers will need Load unpacked)" >&2
+fi
+
 # dpkg removes files under /etc on purge only when they are conffiles, and
 # policy wants every shipped /etc file listed: a person who edits one (to
-# allow a second extension id, say) keeps the edit across upgrades.
+# allow a second extension id, say) keeps the edit across upgrades. A .crx
+# signed with another key than the release one has another id, which the
+# manifests must allow too.
 mkdir -p "$stage/DEBIAN"
-go run ./packaging/cmd/nmhosts linux -path /usr/lib/reins/reins-native-host -root "$stage" \
+allow=()
+pinned=$(go run ./packaging/cmd/extpack keyid)
+if [ -n "$crx_id" ] && [ "$crx_id" != "$pinned" ]; then
+	echo "build-deb: the .crx key is not the release key ($crx_id, not $pinned): allowing it in the host manifests" >&2
+	allow=(-allow-extension "$crx_id")
+fi
+go run ./packaging/cmd/nmhosts linux -path /usr/lib/reins/reins-native-host -root "$stage" "${allow[@]}" \
 	| grep '^/etc/' >"$stage/DEBIAN/conffiles" || true
 
 depends=$(cd "$work" && printf 'Source: reins\n\nPackage: reins\nArchitecture: any\n' >debian/control &&

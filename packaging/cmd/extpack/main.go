@@ -15,12 +15,19 @@
 //	extpack copy -o DIR              the shipped files as a folder (Linux package)
 //	extpack id DIR                   Chromium's id for DIR loaded unpacked
 //	extpack keyid                    the id that manifest.json's "key" pins
+//	extpack crx -o FILE.crx [-key K]  the packed extension (CRX3) signed with K,
+//	                                 default $REINS_CRX_KEY; prints its id
+//	extpack newkey -o FILE           a new throwaway signing key; prints its id
+//	extpack external-prefs -crx PATH the external-extensions file for a .crx
+//	extpack external-dirs            where Linux browsers read such files, one a line
 //
 // Flags common to all: -root DIR (the repository, default "."), -ext DIR
 // (default ROOT/extension).
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,6 +37,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/reinshq/reins/app/browsers"
 )
 
 func main() {
@@ -38,18 +47,21 @@ func main() {
 
 type config struct {
 	root, ext, out string
+	key, crx       string
 	dataCollection string
 }
 
 func run(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: extpack version|check|chrome|firefox|firefox-dir|firefox-manifest|copy|id|keyid [flags]")
+		fmt.Fprintln(stderr, "usage: extpack version|check|chrome|firefox|firefox-dir|firefox-manifest|copy|id|keyid|crx|newkey|external-prefs|external-dirs [flags]")
 		return 2
 	}
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet("extpack "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config
+	fs.StringVar(&c.key, "key", "", "crx: the signing key's PEM file (default $"+CRXKeyEnv+")")
+	fs.StringVar(&c.crx, "crx", "", "external-prefs: where the package installs the .crx")
 	fs.StringVar(&c.root, "root", ".", "repository root (holds FyneApp.toml)")
 	fs.StringVar(&c.ext, "ext", "", "extension folder (default ROOT/extension)")
 	fs.StringVar(&c.out, "o", "", "output file")
@@ -196,6 +208,75 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 			return err
 		}
 		fmt.Fprintln(stdout, id)
+		return nil
+	case "crx":
+		if c.out == "" {
+			return errors.New("-o FILE.crx is required")
+		}
+		kp, err := keyPath(c.key, getenv)
+		if err != nil {
+			return err
+		}
+		key, err := loadKey(kp)
+		if err != nil {
+			return err
+		}
+		m, _, err := load(c)
+		if err != nil {
+			return err
+		}
+		b, err := chromeManifest(m).indent()
+		if err != nil {
+			return err
+		}
+		mtime, err := buildTime(getenv)
+		if err != nil {
+			return err
+		}
+		var zipped bytes.Buffer
+		if _, err := writeZip(&zipped, c.ext, b, mtime, nil); err != nil {
+			return err
+		}
+		crx, id, err := buildCRX(zipped.Bytes(), key)
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(c.out, crx); err != nil {
+			return err
+		}
+		// stdout carries the id alone, for the package scripts.
+		fmt.Fprintln(stdout, id)
+		return nil
+	case "newkey":
+		if c.out == "" {
+			return errors.New("-o FILE is required")
+		}
+		id, err := writeKey(c.out)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, id)
+		return nil
+	case "external-prefs":
+		if c.crx == "" || !strings.HasPrefix(c.crx, "/") {
+			return errors.New("-crx needs the absolute path where the package installs the .crx")
+		}
+		v, err := appVersion(c.root)
+		if err != nil {
+			return err
+		}
+		b, err := json.MarshalIndent(ExternalPrefs{CRX: c.crx, Version: v}, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(append(b, '\n'))
+		return err
+	case "external-dirs":
+		for _, b := range browsers.Known {
+			if b.ExternalDir != "" {
+				fmt.Fprintln(stdout, b.ExternalDir)
+			}
+		}
 		return nil
 	case "keyid":
 		m, err := readManifest(c.ext)

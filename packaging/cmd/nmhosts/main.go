@@ -2,9 +2,11 @@
 // installers ship, from companion/nativemsg, so the host name, the allowed
 // extension ids and the browser list have one source.
 //
-//	nmhosts linux -path /usr/lib/reins/reins-native-host -root STAGE
+//	nmhosts linux -path /usr/lib/reins/reins-native-host -root STAGE [-allow-extension ID]
 //	    writes the system-wide manifests under STAGE (a package root) and
 //	    prints their installed paths, one a line, for DEBIAN/conffiles.
+//	    -allow-extension also allows the packed extension's id when it was
+//	    signed with another key than the release one.
 //	nmhosts windows -path reins-native-host.cmd -out DIR
 //	    writes the two Windows manifests (Chromium family, Firefox) and
 //	    nativehosts.nsh, the NSIS macros that install them and register or
@@ -38,6 +40,7 @@ func run(args []string, stdout io.Writer) error {
 	path := fs.String("path", "", "the host path the manifests name")
 	root := fs.String("root", "", "linux: package root to write under")
 	out := fs.String("out", "", "windows: output dir")
+	allow := fs.String("allow-extension", "", "linux: also allow this Chromium extension id (a .crx packed with a test key)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -46,7 +49,11 @@ func run(args []string, stdout io.Writer) error {
 		if *root == "" || *path == "" {
 			return errors.New("linux needs -root and -path")
 		}
-		return writeSystem("linux", *root, *path, stdout)
+		var extra []string
+		if *allow != "" {
+			extra = append(extra, *allow)
+		}
+		return writeSystem("linux", *root, *path, stdout, extra...)
 	case "windows":
 		if *out == "" || *path == "" {
 			return errors.New("windows needs -out and -path")
@@ -56,8 +63,8 @@ func run(args []string, stdout io.Writer) error {
 	return fmt.Errorf("unknown target %q", args[0])
 }
 
-func writeSystem(goos, root, hostPath string, stdout io.Writer) error {
-	files, err := nativemsg.SystemManifests(goos, hostPath)
+func writeSystem(goos, root, hostPath string, stdout io.Writer, extraIDs ...string) error {
+	files, err := nativemsg.SystemManifests(goos, hostPath, extraIDs...)
 	if err != nil {
 		return err
 	}
