@@ -148,7 +148,7 @@ func offer(t *testing.T, cfg map[string]any, brand string) pairing.Offer {
 	if brand != "" {
 		b, _ = json.Marshal(map[string]string{"name": brand})
 	}
-	o, err := s.Park("b1", wire.PairOffer{Config: raw, Brand: b, Origin: "https://crm.example"})
+	o, err := s.Park(pairing.Relay{BrowserID: "b1"}, wire.PairOffer{Config: raw, Brand: b, Origin: "https://crm.example"})
 	if err != nil {
 		t.Fatal(err)
 	}
