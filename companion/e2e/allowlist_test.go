@@ -58,6 +58,22 @@ func agentStaysOnTheWeb(t *testing.T, r *harness.Reins, cs *mcp.ClientSession, s
 	return tab
 }
 
+// nativeID is the browser's own id of a public tab id.
+func nativeID(t *testing.T, r *harness.Reins, tab int) int {
+	t.Helper()
+	tabs, err := r.Client.Tabs(within(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range tabs {
+		if tb.ID == tab {
+			return tb.Native
+		}
+	}
+	t.Fatalf("tab %d not among %+v", tab, tabs)
+	return 0
+}
+
 // noTabOffTheWeb fails if any tab of the companion shows a place off the
 // web, or the agent's page does not show where it started.
 func noTabOffTheWeb(t *testing.T, r *harness.Reins, cs *mcp.ClientSession, tab int) {
@@ -87,19 +103,7 @@ func TestAgentsStayOnTheWebWithChromium(t *testing.T) {
 	tab := agentStaysOnTheWeb(t, s.Reins, cs, pages.srv.URL+"/tools")
 
 	ctx := within(t, 30*time.Second)
-	tabs, err := s.Reins.Client.Tabs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	native := 0
-	for _, tb := range tabs {
-		if tb.ID == tab {
-			native = tb.Native
-		}
-	}
-	if native == 0 {
-		t.Fatalf("tab %d not among %+v", tab, tabs)
-	}
+	native := nativeID(t, s.Reins, tab)
 	for _, u := range offTheWeb(s.Reins) {
 		// Straight to the extension: the companion's checks never see these.
 		if _, err := s.Reins.Client.Request(ctx, s.Browser.ID, wire.MethodTabsCreate, map[string]any{"url": u}); !errors.Is(err, wire.ErrRestrictedURL) {
@@ -135,16 +139,7 @@ func TestAgentsStayOnTheWebWithTheDevBrowser(t *testing.T) {
 	if err != nil || len(browsers) == 0 {
 		t.Fatalf("browsers %+v, %v", browsers, err)
 	}
-	tabs, err := r.Client.Tabs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	native := 0
-	for _, tb := range tabs {
-		if tb.ID == tab {
-			native = tb.Native
-		}
-	}
+	native := nativeID(t, r, tab)
 	for _, u := range offTheWeb(r) {
 		if _, err := r.Client.Request(ctx, browsers[0].ID, wire.MethodTabsCreate, map[string]any{"url": u}); !errors.Is(err, wire.ErrRestrictedURL) {
 			t.Errorf("dev transport tabs.create %s: %v, want restricted_url", u, err)
