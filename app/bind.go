@@ -179,6 +179,7 @@ func (b *binding) snapshot() ui.State {
 	for _, o := range c.PendingOffers() {
 		s.Offers = append(s.Offers, ui.Offer{
 			ID: o.ID, Brand: o.Brand, Origin: o.Origin, ServerURL: o.ServerURL,
+			BrowserID: o.BrowserID, Browser: o.Browser, Profile: o.Profile,
 			Transport: o.Transport, Received: o.Received, Expires: o.Expires,
 		})
 	}
@@ -216,6 +217,9 @@ func (b *binding) ApproveOffer(id string) error {
 
 // DenyOffer discards an offer.
 func (b *binding) DenyOffer(id string) error { return b.c.DenyOffer(id) }
+
+// ShowingOffer records whether an approval window shows an offer.
+func (b *binding) ShowingOffer(id string, showing bool) error { return b.c.ShowingOffer(id, showing) }
 
 var errNoTokenStore = errors.New("no token store: agents cannot be given tokens")
 

@@ -138,6 +138,12 @@ func TestBindingStateFollowsTheCompanion(t *testing.T) {
 	if o.Origin != "https://app.acme.example" || o.Brand != "Acme Copilot" || o.ServerURL != "https://api.acme.example/bop" || o.Expires.Before(o.Received) {
 		t.Fatalf("offer %+v", o)
 	}
+	if o.BrowserID != node.ID || o.Browser == "" {
+		t.Fatalf("offer %+v does not name the browser %+v that relayed it", o, node)
+	}
+	if err := e.b.ShowingOffer(o.ID, true); err != nil {
+		t.Fatal(err)
+	}
 	if err := e.b.DenyOffer(o.ID); err != nil {
 		t.Fatal(err)
 	}

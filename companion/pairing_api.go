@@ -33,18 +33,44 @@ func (c *Companion) newOperators(runner tools.Runner) error {
 }
 
 // parkOffer receives pair.offer events from extensions. The offer only
-// waits; nothing is applied until the person approves it.
+// waits; nothing is applied until the person approves it. A refused offer
+// is logged with its reason; the page learns nothing either way.
 func (c *Companion) parkOffer(browserID string, p wire.PairOffer) {
-	o, err := c.offers.Park(browserID, p)
+	o, err := c.offers.Park(c.relay(browserID), p)
 	if err != nil {
 		c.log.Warn("pair offer refused", "browser", browserID, "origin", p.Origin, "err", err)
 		return
 	}
-	c.log.Info("pair offer waiting for approval", "offer", o.ID, "origin", o.Origin, "brand", o.Brand, "transport", o.Transport, "server", o.ServerURL)
+	c.log.Info("pair offer waiting for approval", "offer", o.ID, "origin", o.Origin, "brand", o.Brand,
+		"browser", browserID, "transport", o.Transport, "server", o.ServerURL)
+}
+
+// relay names the browser profile that relayed an offer, for the approval
+// window.
+func (c *Companion) relay(browserID string) pairing.Relay {
+	r := pairing.Relay{BrowserID: browserID}
+	b, err := c.hub.Browser(browserID)
+	if err != nil {
+		return r
+	}
+	r.Browser, r.Profile = b.Hello.Browser, b.Hello.Profile
+	if r.Browser == "" {
+		r.Browser = "Chromium"
+		if b.Engine() == wire.EngineFirefox {
+			r.Browser = "Firefox"
+		}
+	}
+	return r
 }
 
 // PendingOffers lists pair offers waiting for the person, without tokens.
 func (c *Companion) PendingOffers() []pairing.Offer { return c.offers.List() }
+
+// ShowingOffer records whether an approval window shows an offer now; while
+// one does, no newer offer from the same page replaces it.
+func (c *Companion) ShowingOffer(id string, showing bool) error {
+	return c.offers.SetShown(id, showing)
+}
 
 // ApproveOffer applies an offer the person approved: its token goes to the
 // keychain and the companion connects to the backend. It is the only path

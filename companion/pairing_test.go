@@ -14,13 +14,15 @@ import (
 	"github.com/reinshq/reins/companion"
 	"github.com/reinshq/reins/companion/hub/hubtest"
 	"github.com/reinshq/reins/companion/operator/operatortest"
+	"github.com/reinshq/reins/companion/pairing"
 	"github.com/reinshq/reins/companion/tokens"
 	"github.com/reinshq/reins/companion/wire"
 )
 
-// An approved backend's commands run through the real tool engine, and the
-// tray's Pause stops them like any agent's.
-func TestBackendCommandsObeyPause(t *testing.T) {
+// startPairingCompanion runs a companion with a file token store on a
+// random port, stopped when the test ends.
+func startPairingCompanion(t *testing.T) (*companion.Companion, int) {
+	t.Helper()
 	dir := t.TempDir()
 	tm, err := tokens.Open(dir, tokens.KeyringFile)
 	if err != nil {
@@ -40,11 +42,60 @@ func TestBackendCommandsObeyPause(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		c.Shutdown(ctx)
-	}()
+	})
+	return c, port
+}
+
+// The attack over a real socket: a browser floods the companion with pair
+// offers, each of which would open a window in front of the person. At most
+// pairing.MaxParked wait, and each names the browser profile that relayed it.
+func TestOfferFloodIsBounded(t *testing.T) {
+	c, port := startPairingCompanion(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	x, err := hubtest.Dial(ctx, "ws://127.0.0.1:"+strconv.Itoa(port)+"/",
+		wire.Hello{Version: 3, InstanceID: "i", BrowserSessionID: "s", Browser: "Chrome", Profile: "Work"}, hubtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Kill()
+	raw, _ := json.Marshal(map[string]any{"transport": "websocket", "serverUrl": "wss://api.example/ws", "token": "t"})
+	for i := range 300 {
+		if err := x.Send(wire.EventPairOffer, wire.PairOffer{Config: raw, Origin: "https://page-" + strconv.Itoa(i) + ".example"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The browser's events are handled in order: once this tab shows, every
+	// offer before it was handled.
+	x.SendTabs([]wire.TabInfo{{ID: 1, URL: "https://after.example/"}})
+	changes, stop := c.Changes()
+	defer stop()
+	for len(c.Hub().Tabs()) == 0 {
+		select {
+		case <-changes:
+		case <-ctx.Done():
+			t.Fatal("the tabs event never arrived")
+		}
+	}
+	offers := c.PendingOffers()
+	if len(offers) != pairing.MaxParked {
+		t.Fatalf("%d offers parked, want %d", len(offers), pairing.MaxParked)
+	}
+	for _, o := range offers {
+		if o.Browser != "Chrome" || o.Profile != "Work" || o.BrowserID == "" {
+			t.Fatalf("offer %+v does not name its browser and profile", o)
+		}
+	}
+}
+
+// An approved backend's commands run through the real tool engine, and the
+// tray's Pause stops them like any agent's.
+func TestBackendCommandsObeyPause(t *testing.T) {
+	c, port := startPairingCompanion(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 

@@ -35,7 +35,10 @@
       if (typeof window.origin !== 'string' || window.origin === 'null') return;
       window.postMessage({ __browserOperator: 'pong', nonce, version, productName: PRODUCT_NAME }, window.origin);
     } else if (kind === 'pair-offer') {
-      // The worker adds the origin from the browser's own record of this tab.
+      // A sandboxed document has an opaque origin while its tab shows some
+      // site's URL: it cannot speak for that site. The worker refuses it
+      // too, going by the browser's own record of the sending frame.
+      if (typeof window.origin !== 'string' || window.origin === 'null') return;
       send({ type: 'pair-offer', config: data.config, brand: data.brand });
     }
   });

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/driver/desktop"
@@ -43,6 +44,15 @@ func windowOpen(w fyne.Window) bool {
 	return slices.Contains(fyne.CurrentApp().Driver().AllWindows(), w)
 }
 
+// approvalWindow builds an approval window on a fake clock.
+func approvalWindow(t *testing.T, c Companion, o Offer) (*ApprovalWindow, *fakeTimers) {
+	t.Helper()
+	clock := &fakeTimers{}
+	a := NewApprovalWindow(newTrayApp(t), c, o)
+	a.after = clock.after
+	return a, clock
+}
+
 func TestApprovalAllowAndDeny(t *testing.T) {
 	for _, tc := range []struct {
 		button string
@@ -52,13 +62,13 @@ func TestApprovalAllowAndDeny(t *testing.T) {
 		{"Deny", "DenyOffer(offer-1)"},
 	} {
 		t.Run(tc.button, func(t *testing.T) {
-			app := newTrayApp(t)
 			fc := newFake(State{})
-			a := NewApprovalWindow(app, fc, sampleOffer())
+			a, clock := approvalWindow(t, fc, sampleOffer())
 			a.Show()
 			if !windowOpen(a.Window()) {
 				t.Fatal("window not shown")
 			}
+			clock.advance(AllowDelay)
 			b := a.allow
 			if tc.button == "Deny" {
 				b = a.deny
@@ -94,8 +104,9 @@ func cursors(o fyne.CanvasObject) []desktop.Cursor {
 // cursor shape, so nothing in the window may set a cursor other than the
 // arrow: no entries, no selectable text, no links.
 func TestApprovalWindowKeepsTheArrowCursor(t *testing.T) {
-	a := NewApprovalWindow(newTrayApp(t), newFake(State{}), sampleOffer())
+	a, clock := approvalWindow(t, newFake(State{}), sampleOffer())
 	a.Show()
+	clock.advance(AllowDelay)
 	for _, c := range cursors(a.Window().Content()) {
 		if c != desktop.DefaultCursor {
 			t.Errorf("the approval window has an object with cursor %v", c)
@@ -110,8 +121,9 @@ func TestApprovalWindowKeepsTheArrowCursor(t *testing.T) {
 func TestApprovalErrorKeepsWindow(t *testing.T) {
 	fc := newFake(State{})
 	fc.fail = true
-	a := NewApprovalWindow(newTrayApp(t), fc, sampleOffer())
+	a, clock := approvalWindow(t, fc, sampleOffer())
 	a.Show()
+	clock.advance(AllowDelay)
 	test.Tap(a.allow)
 	if !windowOpen(a.Window()) {
 		t.Fatal("window closed although approving failed")
@@ -174,9 +186,10 @@ func TestApprovalOriginCannotBeImpersonated(t *testing.T) {
 }
 
 func TestApprovalWindowMarkup(t *testing.T) {
-	a := NewApprovalWindow(newTrayApp(t), newFake(State{}), sampleOffer())
+	a, clock := approvalWindow(t, newFake(State{}), sampleOffer())
 	a.Show()
-	a.Window().Resize(fyne.NewSize(540, 520))
+	clock.advance(AllowDelay)
+	a.Window().Resize(fyne.NewSize(540, 580))
 	test.AssertRendersToMarkup(t, "approval.xml", a.Window().Canvas())
 }
 
@@ -184,6 +197,7 @@ func TestApprovalsOnePerOffer(t *testing.T) {
 	app := newTrayApp(t)
 	fc := newFake(State{})
 	ap := NewApprovals(app, fc)
+	ap.after = (&fakeTimers{}).after
 	o := sampleOffer()
 	ap.Update([]Offer{o})
 
@@ -218,6 +232,8 @@ func TestShellOpensApprovalForNewOffer(t *testing.T) {
 	app := newTrayApp(t)
 	fc := newFake(sampleState())
 	sh, loop := startShell(t, app, fc)
+	clock := &fakeTimers{}
+	sh.Approvals().after = clock.after
 
 	fc.publish(func(s *State) { s.Offers = []Offer{sampleOffer()} })
 	loop.waitFor(t, func(s State) bool { return len(s.Offers) == 1 })
@@ -237,6 +253,7 @@ func TestShellOpensApprovalForNewOffer(t *testing.T) {
 		t.Fatal("Pairing requests did not reopen the window")
 	}
 
+	clock.advance(AllowDelay)
 	test.Tap(w.allow)
 	loop.waitFor(t, func(s State) bool { return len(s.Offers) == 0 })
 	if windowOpen(w.Window()) {
@@ -268,4 +285,102 @@ func findButtons(o fyne.CanvasObject, text string) []*widget.Button {
 	}
 	walk(o)
 	return out
+}
+
+// The attack: the window pops up under the person's pointer (or a page
+// times a click for the moment it appears), and the click lands on Allow.
+// Allow does nothing for the first second after the window appears, and
+// again after it is raised; Deny works at once.
+func TestApprovalAllowIsInactiveForOneSecond(t *testing.T) {
+	fc := newFake(State{})
+	a, clock := approvalWindow(t, fc, sampleOffer())
+	a.Show()
+	if !a.allow.Disabled() {
+		t.Fatal("Allow is active as the window appears")
+	}
+	test.Tap(a.allow)
+	clock.advance(AllowDelay - time.Millisecond)
+	test.Tap(a.allow)
+	if !a.allow.Disabled() || len(fc.Calls()) != 0 {
+		t.Fatalf("Allow worked within the first second: disabled=%v calls=%q", a.allow.Disabled(), fc.Calls())
+	}
+	clock.advance(time.Millisecond)
+	if a.allow.Disabled() {
+		t.Fatal("Allow still inactive after a second")
+	}
+
+	// Raised again (the tray's "Pairing requests"): another second.
+	a.Show()
+	test.Tap(a.allow)
+	if len(fc.Calls()) != 0 {
+		t.Fatalf("Allow worked right after the window was raised: %q", fc.Calls())
+	}
+	clock.advance(AllowDelay)
+	test.Tap(a.allow)
+	if got := fc.Calls(); !slices.Equal(got, []string{"ApproveOffer(offer-1)"}) {
+		t.Fatalf("calls = %q", got)
+	}
+
+	// Deny needs no wait: refusing is always safe.
+	fc2 := newFake(State{})
+	b, _ := approvalWindow(t, fc2, sampleOffer())
+	b.Show()
+	test.Tap(b.deny)
+	if got := fc2.Calls(); !slices.Equal(got, []string{"DenyOffer(offer-1)"}) {
+		t.Fatalf("calls = %q", got)
+	}
+}
+
+// The window names the browser and profile that relayed the offer, and
+// shows hosts in punycode: a look-alike host (Cyrillic а in bаnk) cannot
+// pass for the one it imitates.
+func TestApprovalNamesTheRelayAndShowsPunycode(t *testing.T) {
+	o := sampleOffer()
+	o.Origin = "https://bаnk.example"
+	o.ServerURL = "wss://аpi.bаnk.example:8443/ws"
+	a, _ := approvalWindow(t, newFake(State{}), o)
+	if a.origin.Text != "https://xn--bnk-6cd.example" {
+		t.Errorf("origin field = %q", a.origin.Text)
+	}
+	if a.relay.Text != "Chrome, profile “Work”" {
+		t.Errorf("relay = %q", a.relay.Text)
+	}
+	var server bool
+	for _, l := range allLabels(a.Window().Content()) {
+		if strings.ContainsRune(l.Text, 'а') {
+			t.Errorf("label %q shows the look-alike host", l.Text)
+		}
+		if l.Text == "wss://xn--pi-6kc.xn--bnk-6cd.example:8443/ws" {
+			server = true
+		}
+	}
+	if !server {
+		t.Error("the backend is not shown in punycode")
+	}
+
+	o.Profile = ""
+	o.Browser = "Firefox\u202e"
+	b, _ := approvalWindow(t, newFake(State{}), o)
+	if b.relay.Text != "Firefox, a profile without a label" {
+		t.Errorf("relay without a profile label = %q", b.relay.Text)
+	}
+}
+
+// The companion hears which offers are on screen, so no newer offer from
+// the same page can replace one while the person reads it.
+func TestApprovalsReportWhatIsOnScreen(t *testing.T) {
+	fc := newFake(State{})
+	ap := NewApprovals(newTrayApp(t), fc)
+	ap.after = (&fakeTimers{}).after
+	o := sampleOffer()
+	ap.Update([]Offer{o})
+	ap.Show(o)
+	ap.Show(o) // raised again: still one report
+	if got := fc.Showing(); !slices.Equal(got, []string{"offer-1 true"}) {
+		t.Fatalf("showing = %q", got)
+	}
+	ap.Update(nil)
+	if got := fc.Showing(); !slices.Equal(got, []string{"offer-1 true", "offer-1 false"}) {
+		t.Fatalf("showing = %q after the window closed", got)
+	}
 }

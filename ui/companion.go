@@ -20,6 +20,10 @@ type Companion interface {
 	// ApproveOffer applies a pending pair offer; DenyOffer discards it.
 	ApproveOffer(id string) error
 	DenyOffer(id string) error
+	// ShowingOffer tells the companion whether an approval window shows an
+	// offer: while one does, no newer offer from the same page may take its
+	// place under the person's eyes.
+	ShowingOffer(id string, showing bool) error
 	// IssueToken creates (or replaces) the agent token for name and returns it.
 	// It is the only time the token is visible.
 	IssueToken(name string) (token string, err error)
@@ -163,6 +167,9 @@ type Offer struct {
 	ID        string
 	Brand     string // self-declared by the page; untrusted, shown as secondary text only
 	Origin    string // the page's real origin, as the browser reported it
+	BrowserID string // the browser profile that relayed the offer
+	Browser   string // its product name, as it introduced itself ("Chrome")
+	Profile   string // the label the person gave that profile, if any
 	ServerURL string
 	Transport string
 	Received  time.Time

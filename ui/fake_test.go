@@ -34,11 +34,12 @@ var errFake = errors.New("fake failure")
 // fakeCompanion behaves like the companion as far as the UI can tell: it
 // records calls and, for calls that change state, publishes a new snapshot.
 type fakeCompanion struct {
-	mu    sync.Mutex
-	state State
-	subs  map[chan State]bool
-	calls []string
-	fail  bool // every action returns errFake
+	mu      sync.Mutex
+	state   State
+	subs    map[chan State]bool
+	calls   []string
+	showing []string // ShowingOffer reports, "id true|false"
+	fail    bool     // every action returns errFake
 }
 
 func newFake(s State) *fakeCompanion {
@@ -107,6 +108,21 @@ func (f *fakeCompanion) ApproveOffer(id string) error {
 }
 
 func (f *fakeCompanion) DenyOffer(id string) error { return f.record("DenyOffer(%s)", id) }
+
+// ShowingOffer is recorded apart from the calls: windows report it as they
+// open and close, which is not a decision of the person's.
+func (f *fakeCompanion) ShowingOffer(id string, showing bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.showing = append(f.showing, fmt.Sprintf("%s %v", id, showing))
+	return nil
+}
+
+func (f *fakeCompanion) Showing() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.showing)
+}
 
 func (f *fakeCompanion) IssueToken(name string) (string, error) {
 	if err := f.record("IssueToken(%s)", name); err != nil {
@@ -296,9 +312,61 @@ func sampleOffer() Offer {
 		ID:        "offer-1",
 		Brand:     "Acme Copilot",
 		Origin:    "https://app.acme.example",
+		BrowserID: "b1",
+		Browser:   "Chrome",
+		Profile:   "Work",
 		ServerURL: "wss://api.acme.example/bop/ws",
 		Transport: "websocket",
 		Received:  time.Date(2025, 12, 2, 10, 0, 0, 0, time.UTC),
 		Expires:   time.Date(2025, 12, 2, 10, 2, 0, 0, time.UTC),
+	}
+}
+
+// fakeTimers is the approval windows' clock in tests: timers fire when the
+// test advances it, never on their own.
+type fakeTimers struct {
+	mu     sync.Mutex
+	now    time.Duration
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	due     time.Duration
+	f       func()
+	stopped bool
+}
+
+func (c *fakeTimers) after(d time.Duration, f func()) func() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{due: c.now + d, f: f}
+	c.timers = append(c.timers, t)
+	return func() {
+		c.mu.Lock()
+		t.stopped = true
+		c.mu.Unlock()
+	}
+}
+
+// advance moves the clock and runs, on the caller's goroutine (the test
+// plays the Fyne goroutine), every timer that came due.
+func (c *fakeTimers) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now += d
+	var due []*fakeTimer
+	keep := c.timers[:0]
+	for _, t := range c.timers {
+		switch {
+		case t.stopped:
+		case t.due <= c.now:
+			due = append(due, t)
+		default:
+			keep = append(keep, t)
+		}
+	}
+	c.timers = keep
+	c.mu.Unlock()
+	for _, t := range due {
+		t.f()
 	}
 }

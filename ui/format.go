@@ -2,9 +2,12 @@ package ui
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 	"unicode"
+
+	"golang.org/x/net/idna"
 )
 
 // untrusted makes text that came from a web page or a remote product safe to
@@ -29,6 +32,33 @@ func untrusted(s string, max int) string {
 		b.WriteRune(r)
 	}
 	return truncate(b.String(), max)
+}
+
+// punycodeURL shows a URL or origin with its host in ASCII: a host spelled
+// with look-alike letters (bаnk.example with a Cyrillic а) appears as the
+// punycode it is (xn--bnk-6cd.example), never as the name it imitates. Text
+// that is no URL with a host is shown as untrusted text.
+func punycodeURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return untrusted(s, 0)
+	}
+	host := u.Hostname()
+	if !strings.Contains(host, ":") { // an IPv6 literal is ASCII already
+		a, err := idna.Punycode.ToASCII(host)
+		if err != nil {
+			return untrusted(s, 0)
+		}
+		host = a
+	}
+	if port := u.Port(); port != "" {
+		u.Host = host + ":" + port
+	} else if strings.Contains(host, ":") {
+		u.Host = "[" + host + "]"
+	} else {
+		u.Host = host
+	}
+	return untrusted(u.String(), 0)
 }
 
 // truncate cuts s to at most max runes, marking the cut with an ellipsis.

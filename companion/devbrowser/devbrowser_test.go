@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -301,5 +303,41 @@ func TestLaunchFailsWithoutChromium(t *testing.T) {
 	_, err := devbrowser.Launch(context.Background(), devbrowser.Options{Path: "/nonexistent/chromium", Logger: quietLogger()})
 	if err == nil {
 		t.Fatal("launch succeeded without a browser")
+	}
+}
+
+// The dev transport answers raw requests that never pass the hub's checks
+// (the inspection socket sends them): it refuses on its own to take a tab to
+// a local file, such as the data dir's secrets.json, or to an app scheme.
+func TestRawRequestsStayOnTheWeb(t *testing.T) {
+	e := launch(t)
+	ctx := ctxT(t)
+	secret := filepath.Join(t.TempDir(), "secrets.json")
+	if err := os.WriteFile(secret, []byte(`{"token":"reins_secret"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tabs, err := e.hub.TabsList(ctx, e.hb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"file://" + secret, "file://fileserver/share/x.html", "vscode://x"} {
+		_, err := e.hub.Request(ctx, e.hb.ID, wire.MethodCDP, wire.CDPParams{
+			TabID: tabs[0].Native, Method: "Page.navigate", Params: json.RawMessage(`{"url":` + strconv.Quote(u) + `}`),
+		})
+		if !errors.Is(err, wire.ErrRestrictedURL) {
+			t.Errorf("raw Page.navigate %s: %v, want restricted_url", u, err)
+		}
+		if _, err := e.hub.Request(ctx, e.hb.ID, wire.MethodTabsCreate, wire.CreateParams{URL: u}); !errors.Is(err, wire.ErrRestrictedURL) {
+			t.Errorf("raw tabs.create %s: %v, want restricted_url", u, err)
+		}
+	}
+	after, err := e.hub.TabsList(ctx, e.hb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range after {
+		if !strings.HasPrefix(tb.URL, "about:") && !strings.HasPrefix(tb.URL, "http") {
+			t.Errorf("a tab reached %s", tb.URL)
+		}
 	}
 }

@@ -17,6 +17,10 @@ func (l *link) RoundTrip(ctx context.Context, method string, params any) (json.R
 		if err := decodeParams(params, &p); err != nil {
 			return nil, err
 		}
+		// The raw request path reaches here without the hub's check.
+		if reason := wire.CDPNavigationRefusal(p.Method, p.Params, wire.EngineChromium); reason != "" {
+			return nil, wire.Errorf(wire.CodeRestrictedURL, "%s refused: %s", p.Method, reason)
+		}
 		return l.cdp(ctx, p)
 	case wire.MethodTabsList:
 		if err := l.refresh(ctx); err != nil {
@@ -140,6 +144,9 @@ func (l *link) create(ctx context.Context, p wire.CreateParams) (json.RawMessage
 	url := p.URL
 	if url == "" {
 		url = "about:blank"
+	}
+	if reason := wire.NavigationRefusal(url, wire.EngineChromium); reason != "" {
+		return nil, wire.Errorf(wire.CodeRestrictedURL, "cannot open %s: %s", url, reason)
 	}
 	background := p.Active != nil && !*p.Active
 	// Each tab gets a window of its own: a background tab in a shared

@@ -283,3 +283,81 @@ func TestDeniedOfferLeavesNoTrace(t *testing.T) {
 	default:
 	}
 }
+
+// sandboxedPage is served with a CSP sandbox: its origin is opaque while its
+// tab shows the server's URL, as with a site's user-content pages. As soon
+// as it loads it offers pairing with an attacker's backend under a trusted
+// brand, and a sandboxed iframe in it tries as well; each then tells the
+// server it posted.
+const sandboxedPage = `<!doctype html><html><head><meta charset="utf-8"><title>User content</title></head><body>
+<iframe sandbox="allow-scripts" srcdoc="<script>parent.postMessage({__browserOperator:'pair-offer',config:{transport:'websocket',serverUrl:'wss://sandboxed-frame.example/ws',token:'t'}},'*');fetch('%[1]s/posted',{method:'POST',mode:'no-cors'});</script>"></iframe>
+<script>
+window.postMessage({ __browserOperator: "pair-offer",
+  config: { transport: "websocket", serverUrl: "wss://attacker.example/ws", token: "from-a-sandbox" },
+  brand: { name: "Claude" } }, "*");
+fetch("%[1]s/posted", { method: "POST", mode: "no-cors" });
+</script></body></html>`
+
+// TestSandboxedOfferIsRefused: a sandboxed document used to be credited
+// with its tab URL's origin. Now the origin is the sending frame's, and an
+// opaque one gets nothing parked; a real page's offer still is.
+func TestSandboxedOfferIsRefused(t *testing.T) {
+	s := newStack(t)
+	site := startOfferSite(t)
+	ctx := within(t, 60*time.Second)
+	ac := admin.NewClient(s.Reins.DataDir)
+	defer ac.Close()
+
+	posted := make(chan struct{}, 4)
+	mux := http.NewServeMux()
+	var sandboxed *httptest.Server
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Security-Policy", "sandbox allow-scripts")
+		fmt.Fprintf(w, sandboxedPage, sandboxed.URL)
+	})
+	mux.HandleFunc("POST /posted", func(w http.ResponseWriter, r *http.Request) {
+		posted <- struct{}{}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	sandboxed = httptest.NewServer(mux)
+	defer sandboxed.Close()
+
+	if _, _, err := s.Chrome.OpenPage(ctx, sandboxed.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		select {
+		case <-posted:
+		case <-ctx.Done():
+			t.Fatal("the sandboxed page and frame never posted their offers")
+		}
+	}
+
+	// A real page's offer, sent after the sandboxed ones, is parked; the
+	// extension forwards offers in order, so the sandboxed ones would be
+	// parked by now.
+	_, sid, err := s.Chrome.OpenPage(ctx, site.top.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := mustJSON(t, map[string]any{"transport": "websocket", "serverUrl": "wss://crm.example/ws", "token": "t"})
+	if err := s.Chrome.Evaluate(ctx, sid, `offer(`+cfg+`, "Example CRM"), true`, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := waitOffer(ctx, ac, site.top.URL); err != nil {
+		t.Fatalf("%v\n%s", err, s.Diagnostics())
+	}
+	offers, err := ac.Offers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range offers {
+		if o.Origin != site.top.URL {
+			t.Errorf("an offer from %s (%q, %s) was parked", o.Origin, o.Brand, o.ServerURL)
+		}
+	}
+	if len(offers) != 1 {
+		t.Fatalf("%d offers parked, want only the real page's", len(offers))
+	}
+}

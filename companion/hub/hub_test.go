@@ -404,6 +404,46 @@ func TestCompanionChecksSharingAndURL(t *testing.T) {
 	}
 }
 
+// A raw Page.navigate through the cdp request is where an agent could go
+// around the tools' URL rules: file: (the data dir's secrets.json), a
+// Windows share or an app scheme is refused before it reaches the browser.
+func TestCDPNavigationStaysOnTheWeb(t *testing.T) {
+	changed, notify := changeSignal()
+	e := newEnv(t, hub.Options{OnChange: notify})
+	x := dial(t, e, hello("i", "s"))
+	calls := make(chan string, 10)
+	x.Handle(wire.MethodCDP, func(p json.RawMessage) (any, error) {
+		var c wire.CDPParams
+		json.Unmarshal(p, &c)
+		calls <- c.Method
+		return map[string]any{}, nil
+	})
+	id := sharedTab(t, e, changed, x, 3)
+	for _, tc := range []struct {
+		method string
+		params any
+	}{
+		{"Page.navigate", map[string]any{"url": "file:///home/person/.local/share/reins/secrets.json"}},
+		{"Page.navigate", map[string]any{"url": "file://fileserver/share/x.html"}},
+		{"Page.navigate", map[string]any{"url": "vscode://x"}},
+		{"Page.navigate", json.RawMessage(`{"url":"https://ok.test/","url":"file:///etc/passwd"}`)},
+		{"Target.createTarget", map[string]any{"url": "file:///etc/passwd"}},
+	} {
+		if _, err := e.hub.CDP(context.Background(), id, tc.method, tc.params, "", ""); !errors.Is(err, wire.ErrRestrictedURL) {
+			t.Errorf("%s %v: %v, want restricted_url", tc.method, tc.params, err)
+		}
+	}
+	if len(calls) != 0 {
+		t.Fatalf("a refused command reached the extension: %s", <-calls)
+	}
+	if _, err := e.hub.CDP(context.Background(), id, "Page.navigate", map[string]any{"url": "https://ok.test/next"}, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if m := <-calls; m != "Page.navigate" {
+		t.Fatalf("the extension got %s", m)
+	}
+}
+
 func TestConcurrentCDPNoMisrouting(t *testing.T) {
 	changed, notify := changeSignal()
 	e := newEnv(t, hub.Options{OnChange: notify})

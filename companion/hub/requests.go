@@ -162,7 +162,8 @@ func (h *Hub) GraphState(ctx context.Context, browserID string, g wire.Connectio
 }
 
 // CDP runs one DevTools protocol command on a shared tab. Sharing and the
-// URL rules are checked here and again by the extension that owns the tab.
+// URL rules (the tab's page, and where a navigating command would take it)
+// are checked here and again by the extension that owns the tab.
 func (h *Hub) CDP(ctx context.Context, publicID int, method string, params any, sessionID, client string) (json.RawMessage, error) {
 	t, b, err := h.Tab(publicID)
 	if err != nil {
@@ -186,6 +187,9 @@ func (h *Hub) CDP(ctx context.Context, publicID int, method string, params any, 
 		if err != nil {
 			return nil, wire.Errorf(wire.CodeBadParams, "encoding %s params: %v", method, err)
 		}
+	}
+	if reason := wire.CDPNavigationRefusal(method, raw, b.Engine()); reason != "" {
+		return nil, wire.Errorf(wire.CodeRestrictedURL, "%s on tab %d refused: %s", method, publicID, reason)
 	}
 	return b.Call(ctx, wire.MethodCDP, wire.CDPParams{TabID: t.Native, Method: method, Params: raw, SessionID: sessionID, Client: client})
 }

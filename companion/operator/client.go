@@ -24,6 +24,14 @@ import (
 // maxQueued bounds results kept for a backend while it is unreachable.
 const maxQueued = 100
 
+// A backend's commands: at most MaxRunning run at once and at most
+// MaxWaiting more wait for a slot, in no particular order. A command beyond
+// those is answered at once with the code busy; none vanishes in silence.
+const (
+	MaxRunning = 8
+	MaxWaiting = 32
+)
+
 // client keeps one backend connected and runs its commands.
 type client struct {
 	m *Manager
@@ -33,15 +41,16 @@ type client struct {
 	connected bool
 	lastErr   string
 	lastSeen  time.Time
-	inflight  int
-	queued    []resultMsg // results whose connection died before delivery
+	inflight  int           // running and waiting commands
+	slots     chan struct{} // one token per running command, MaxRunning in all
+	queued    []resultMsg   // results whose connection died before delivery
 	session   *tools.Session
 	cancel    context.CancelFunc
 	done      chan struct{}
 }
 
 func newClient(m *Manager, r Record) *client {
-	return &client{m: m, rec: r}
+	return &client{m: m, rec: r, slots: make(chan struct{}, MaxRunning)}
 }
 
 func (c *client) state() State {
@@ -168,15 +177,35 @@ func (c *client) exec(ctx context.Context, raw []byte, send func(resultMsg) erro
 		cmd.Args = json.RawMessage(`{}`)
 	}
 	c.mu.Lock()
+	if c.inflight >= MaxRunning+MaxWaiting {
+		n := c.inflight
+		c.mu.Unlock()
+		c.m.log.Warn("backend command refused: too many in flight", "backend", c.rec.ID, "tool", cmd.Tool, "inFlight", n)
+		// Answered on the reader's goroutine: a backend that floods
+		// commands waits for its refusals instead of growing goroutines.
+		msg := resultMsg{CommandID: cmd.ID, Error: fmt.Sprintf("[%s] %d commands are already running or waiting (at most %d run at once and %d wait); this one did not run",
+			wire.CodeBusy, n, MaxRunning, MaxWaiting)}
+		if send(msg) != nil {
+			c.queue(msg)
+		}
+		return
+	}
 	c.inflight++
 	c.lastSeen = time.Now()
 	c.mu.Unlock()
 	c.m.opts.OnChange()
 	go func() {
-		res := c.m.opts.Runner.Call(ctx, c.session, cmd.Tool, cmd.Args)
-		msg := toResult(cmd.ID, res)
-		if ctx.Err() != nil && res != nil && res.IsError {
-			msg = resultMsg{CommandID: cmd.ID, Error: "[" + string(wire.CodeNoSuchSession) + "] the connection to the backend was lost during the command; it was stopped: " + msg.Error}
+		var msg resultMsg
+		select {
+		case c.slots <- struct{}{}:
+			res := c.m.opts.Runner.Call(ctx, c.session, cmd.Tool, cmd.Args)
+			<-c.slots
+			msg = toResult(cmd.ID, res)
+			if ctx.Err() != nil && res != nil && res.IsError {
+				msg = resultMsg{CommandID: cmd.ID, Error: "[" + string(wire.CodeNoSuchSession) + "] the connection to the backend was lost during the command; it was stopped: " + msg.Error}
+			}
+		case <-ctx.Done():
+			msg = resultMsg{CommandID: cmd.ID, Error: "[" + string(wire.CodeNoSuchSession) + "] the connection to the backend was lost before the command ran; it did not run"}
 		}
 		c.mu.Lock()
 		c.inflight--

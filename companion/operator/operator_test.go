@@ -64,6 +64,11 @@ type fakeRunner struct {
 	agents  []string
 	paused  bool
 	started chan string
+
+	// "hold" runs until release closes, counting how many hold at once.
+	held             chan struct{}
+	release          chan struct{}
+	holding, maxHeld int
 }
 
 func (f *fakeRunner) Catalog() []tools.Info { return nil }
@@ -83,6 +88,20 @@ func (f *fakeRunner) Call(ctx context.Context, s *tools.Session, tool string, ar
 	switch tool {
 	case "echo":
 		return &tools.Result{Content: []tools.Content{{Type: "text", Text: s.Agent + ":" + string(args)}}}
+	case "hold":
+		f.mu.Lock()
+		f.holding++
+		f.maxHeld = max(f.maxHeld, f.holding)
+		f.mu.Unlock()
+		f.held <- struct{}{}
+		select {
+		case <-f.release:
+		case <-ctx.Done():
+		}
+		f.mu.Lock()
+		f.holding--
+		f.mu.Unlock()
+		return &tools.Result{Content: []tools.Content{{Type: "text", Text: "held"}}}
 	case "block":
 		if f.started != nil {
 			f.started <- tool
@@ -148,7 +167,7 @@ func offer(t *testing.T, cfg map[string]any, brand string) pairing.Offer {
 	if brand != "" {
 		b, _ = json.Marshal(map[string]string{"name": brand})
 	}
-	o, err := s.Park("b1", wire.PairOffer{Config: raw, Brand: b, Origin: "https://crm.example"})
+	o, err := s.Park(pairing.Relay{BrowserID: "b1"}, wire.PairOffer{Config: raw, Brand: b, Origin: "https://crm.example"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,5 +358,96 @@ func TestForgetDeletesTokenAndRecord(t *testing.T) {
 	}
 	if err := f.m.Forget(st.ID); !errors.Is(err, operator.ErrNoBackend) {
 		t.Fatalf("second forget: %v", err)
+	}
+}
+
+// The attack: a paired backend sends commands as fast as it can, each one
+// a tool call in the person's browser. At most operator.MaxRunning run at
+// once, operator.MaxWaiting more wait, and the rest are answered at once
+// with the code busy: never run, never dropped in silence.
+func TestBackendConcurrencyIsCapped(t *testing.T) {
+	for _, transport := range []string{"websocket", "sse-http"} {
+		t.Run(transport, func(t *testing.T) {
+			be := operatortest.New("tok", "")
+			defer be.Close()
+			f := newFixture(t)
+			f.runner.held = make(chan struct{}, 64)
+			f.runner.release = make(chan struct{})
+			url := be.URL()
+			if transport == "websocket" {
+				url += "/ws"
+			}
+			st, err := f.m.Approve(offer(t, map[string]any{"transport": transport, "serverUrl": url, "token": "tok"}, "CRM"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := be.WaitConnected(10 * time.Second); err != nil {
+				t.Fatal(err)
+			}
+			const extra = 5
+			var ids []string
+			for range operator.MaxRunning + operator.MaxWaiting + extra {
+				id, err := be.Send("hold", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, id)
+			}
+			ctx := ctx10(t)
+			results := map[string]operatortest.Result{}
+			collect := func(want func() bool) {
+				t.Helper()
+				for !want() {
+					select {
+					case r := <-be.Results():
+						results[r.CommandID] = r
+					case <-ctx.Done():
+						t.Fatalf("waiting for results: have %d", len(results))
+					}
+				}
+			}
+			// Commands are read in order: the ones past the limits are refused.
+			refused := ids[operator.MaxRunning+operator.MaxWaiting:]
+			collect(func() bool {
+				for _, id := range refused {
+					if _, ok := results[id]; !ok {
+						return false
+					}
+				}
+				return true
+			})
+			for _, id := range refused {
+				if r := results[id]; !strings.HasPrefix(r.Error, "[busy] ") || r.Result != nil {
+					t.Fatalf("command past the limit: %+v", r)
+				}
+			}
+			for range operator.MaxRunning {
+				select {
+				case <-f.runner.held:
+				case <-ctx.Done():
+					t.Fatal("the first commands never ran")
+				}
+			}
+			f.waitState(t, st.ID, "every accepted command in flight", func(s operator.State) bool {
+				return s.InFlight == operator.MaxRunning+operator.MaxWaiting
+			})
+			if len(results) != extra {
+				t.Fatalf("%d results before any command finished, want only the %d refusals", len(results), extra)
+			}
+			close(f.runner.release)
+			collect(func() bool { return len(results) == len(ids) })
+			for _, id := range ids[:operator.MaxRunning+operator.MaxWaiting] {
+				if r := results[id]; r.Error != "" {
+					t.Fatalf("accepted command %s: %+v", id, r)
+				}
+			}
+			f.runner.mu.Lock()
+			maxHeld := f.runner.maxHeld
+			f.runner.mu.Unlock()
+			if maxHeld != operator.MaxRunning {
+				t.Fatalf("%d commands ran at once, want at most (and, here, exactly) %d", maxHeld, operator.MaxRunning)
+			}
+			f.waitState(t, st.ID, "nothing in flight", func(s operator.State) bool { return s.InFlight == 0 })
+		})
 	}
 }

@@ -125,7 +125,7 @@ func (c *call) navigateTo(ctx context.Context, tabID int, u string) (*Result, er
 	if err != nil {
 		return nil, err
 	}
-	if reason := wire.UnsupportedReason(u, b.Engine()); reason != "" {
+	if reason := wire.NavigationRefusal(u, b.Engine()); reason != "" {
 		return nil, wire.Errorf(wire.CodeRestrictedURL, "refusing to open %s: %s", u, reason)
 	}
 	if wire.IsNewTab(t.URL) {
@@ -217,7 +217,7 @@ func (c *call) history(ctx context.Context, tabID int, back bool) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
-	if reason := wire.UnsupportedReason(entry.URL, b.Engine()); reason != "" {
+	if reason := wire.NavigationRefusal(entry.URL, b.Engine()); reason != "" {
 		return nil, wire.Errorf(wire.CodeRestrictedURL, "going %s would open %s: %s", word, entry.URL, reason)
 	}
 	w := ts.watch()

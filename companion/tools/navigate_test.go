@@ -98,6 +98,22 @@ func TestNavigate(t *testing.T) {
 		r.fails(s, "navigate", map[string]any{"tabId": tab, "url": "javascript:alert(1)"}, wire.CodeBadParams)
 		r.fails(s, "tabs_create_mcp", map[string]any{"url": "chrome://version"}, wire.CodeRestrictedURL)
 	})
+
+	// Agents go to http, https and about:blank only: not to local files
+	// (the data dir's secrets.json), Windows shares or app schemes, in a
+	// batch step either.
+	t.Run("only web pages", func(t *testing.T) {
+		for _, u := range []string{"file:///etc/passwd", "file://fileserver/share/x.html", "vscode://x"} {
+			r.fails(s, "navigate", map[string]any{"tabId": tab, "url": u}, wire.CodeRestrictedURL)
+			r.fails(s, "tabs_create_mcp", map[string]any{"url": u}, wire.CodeRestrictedURL)
+			res := r.call(s, "browser_batch", map[string]any{"steps": []map[string]any{
+				{"tool": "navigate", "args": map[string]any{"tabId": tab, "url": u}},
+			}})
+			if !res.IsError || res.Code != wire.CodeRestrictedURL {
+				t.Fatalf("batch step to %s: isError=%v code=%q: %s", u, res.IsError, res.Code, text(res))
+			}
+		}
+	})
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -150,7 +150,7 @@ func runTabsCreate(ctx context.Context, c *call, in *tabsCreateArgs) (*Result, e
 				engine = b.Engine()
 			}
 		}
-		if reason := wire.UnsupportedReason(u, engine); reason != "" {
+		if reason := wire.NavigationRefusal(u, engine); reason != "" {
 			return nil, wire.Errorf(wire.CodeRestrictedURL, "refusing to open %s: %s", u, reason)
 		}
 		target = u

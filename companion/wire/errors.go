@@ -27,6 +27,9 @@ const (
 	CodePaused          Code = "paused"
 	CodeNotShared       Code = "not_shared"
 	CodeUnauthorized    Code = "unauthorized"
+	// CodeBusy: a peer already has as many commands running and waiting as
+	// it may; the command did not run.
+	CodeBusy Code = "busy"
 )
 
 // Codes lists every code, for tests and documentation.
@@ -34,7 +37,7 @@ var Codes = []Code{
 	CodeUnknownMethod, CodeUnknownTool, CodeBadParams, CodeNoSuchTab,
 	CodeTabNotInSession, CodeNoSuchSession, CodeNoSuchBrowser, CodeAttachFailed,
 	CodeRestrictedURL, CodeBlockedURL, CodeNavigatedAway, CodeTimeout,
-	CodeInternal, CodePaused, CodeNotShared, CodeUnauthorized,
+	CodeInternal, CodePaused, CodeNotShared, CodeUnauthorized, CodeBusy,
 }
 
 // Sentinel errors, one per code. Wrap them with %w; CodeOf finds the code.
@@ -55,6 +58,7 @@ var (
 	ErrPaused          = &Error{Code: CodePaused, Message: "automation is paused"}
 	ErrNotShared       = &Error{Code: CodeNotShared, Message: "tab is not shared"}
 	ErrUnauthorized    = &Error{Code: CodeUnauthorized, Message: "unauthorized"}
+	ErrBusy            = &Error{Code: CodeBusy, Message: "too many commands"}
 )
 
 // Error is an error with a wire code. Two Errors match under errors.Is when

@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/url"
 	"strings"
 )
@@ -109,4 +111,98 @@ func UnsupportedReason(u string, engine Engine) string {
 		}
 	}
 	return ""
+}
+
+// NavigationRefusal says why an agent may not open u on engine, or "" when
+// it may. Where agents may go is an allowlist: http, https and about:blank.
+// Every other scheme is refused: file: reads local files (the data dir's
+// secrets among them) and file://host/share sends Windows credentials to
+// that host; vscode:, ms-settings: and their kind hand the URL to local
+// applications; javascript:, data: and blob: run or show content no site
+// vouches for. Within http(s) the UnsupportedReason rules still apply (web
+// stores, Firefox's protected Mozilla sites).
+//
+// UnsupportedReason stays the rule for tabs the person shared: reading a
+// page already open is not going somewhere.
+func NavigationRefusal(u string, engine Engine) string {
+	u = strings.TrimSpace(u)
+	if strings.EqualFold(u, "about:blank") {
+		return ""
+	}
+	parsed, err := url.Parse(u)
+	if err != nil || parsed.Scheme == "" {
+		return "unrecognized URL"
+	}
+	switch strings.ToLower(parsed.Scheme) {
+	case "http", "https":
+	default:
+		return "agents may open only http, https and about:blank"
+	}
+	if parsed.Host == "" {
+		return "the URL names no host"
+	}
+	return UnsupportedReason(u, engine)
+}
+
+// cdpURLParams names the DevTools commands that load a URL the caller
+// chose, and the param that carries it. The extension mirrors this table;
+// testdata/url_rules.json holds it for both sides' tests.
+var cdpURLParams = map[string]string{
+	"Page.navigate":               "url",
+	"Target.createTarget":         "url",
+	"Network.loadNetworkResource": "url",
+}
+
+// CDPNavigationRefusal applies NavigationRefusal to a raw DevTools command:
+// it says why method with params would load a URL no agent may open, or ""
+// when the command names no URL or an allowed one. Params that do not
+// decode, or that name the URL twice (parsers disagree on which one wins),
+// are refused, so a malformed command cannot slip a URL past the check.
+func CDPNavigationRefusal(method string, params json.RawMessage, engine Engine) string {
+	field, ok := cdpURLParams[method]
+	if !ok {
+		return ""
+	}
+	var p map[string]json.RawMessage
+	if len(params) > 0 && string(params) != "null" {
+		if err := json.Unmarshal(params, &p); err != nil {
+			return method + " params are not an object"
+		}
+		if countKey(params, field) > 1 {
+			return method + " names its " + field + " twice"
+		}
+	}
+	raw, ok := p[field]
+	if !ok {
+		return "" // nothing to load: the browser refuses the command itself
+	}
+	var u string
+	if err := json.Unmarshal(raw, &u); err != nil {
+		return method + " " + field + " is not a string"
+	}
+	return NavigationRefusal(u, engine)
+}
+
+// countKey counts the top-level keys of a JSON object equal to key, which a
+// map decode cannot see (it keeps the last).
+func countKey(obj json.RawMessage, key string) int {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0
+	}
+	n := 0
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return n
+		}
+		if k, ok := t.(string); ok && k == key {
+			n++
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return n
+		}
+	}
+	return n
 }

@@ -1,37 +1,106 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"testing"
 )
 
-func TestURLRules(t *testing.T) {
-	raw, err := os.ReadFile("testdata/url_rules.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []struct {
+// urlRules is testdata/url_rules.json, the fixture the extension's tests
+// read too.
+type urlRules struct {
+	CDPURLParams map[string]string `json:"cdpURLParams"`
+	CDPCases     []struct {
+		Method  string `json:"method"`
+		Params  string `json:"params"`
+		Refused bool   `json:"refused"`
+	} `json:"cdpCases"`
+	Cases []struct {
 		URL         string `json:"url"`
 		Engine      Engine `json:"engine"`
 		Unsupported bool   `json:"unsupported"`
 		NewTab      bool   `json:"newTab"`
-	}
-	if err := json.Unmarshal(raw, &cases); err != nil {
+		Navigable   bool   `json:"navigable"`
+	} `json:"cases"`
+}
+
+func readURLRules(t *testing.T) urlRules {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/url_rules.json")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cases) < 20 {
-		t.Fatalf("only %d cases", len(cases))
+	var r urlRules
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range cases {
+	return r
+}
+
+func TestURLRules(t *testing.T) {
+	r := readURLRules(t)
+	if len(r.Cases) < 50 {
+		t.Fatalf("only %d cases", len(r.Cases))
+	}
+	for _, c := range r.Cases {
 		reason := UnsupportedReason(c.URL, c.Engine)
 		if (reason != "") != c.Unsupported {
 			t.Errorf("UnsupportedReason(%q, %s) = %q, want unsupported=%v", c.URL, c.Engine, reason, c.Unsupported)
 		}
 		if got := IsNewTab(c.URL); got != c.NewTab {
 			t.Errorf("IsNewTab(%q) = %v, want %v", c.URL, got, c.NewTab)
+		}
+		if refusal := NavigationRefusal(c.URL, c.Engine); (refusal == "") != c.Navigable {
+			t.Errorf("NavigationRefusal(%q, %s) = %q, want navigable=%v", c.URL, c.Engine, refusal, c.Navigable)
+		}
+	}
+}
+
+// TestAgentsOpenOnlyWebPages is the allowlist: whatever the rules for
+// shared tabs say, an agent may open http(s) and about:blank and nothing
+// else, on either engine.
+func TestAgentsOpenOnlyWebPages(t *testing.T) {
+	for _, engine := range []Engine{EngineChromium, EngineFirefox} {
+		for _, u := range []string{
+			"file:///home/person/.local/share/reins/secrets.json",
+			"file://fileserver/share/x.html",
+			"vscode://x",
+			"ms-settings:privacy",
+			"javascript:alert(1)",
+			"data:text/html,x",
+			"chrome://newtab/",
+			"",
+		} {
+			if NavigationRefusal(u, engine) == "" {
+				t.Errorf("%s: an agent may open %q", engine, u)
+			}
+		}
+		for _, u := range []string{"https://example.com/", "http://127.0.0.1:8080/", "about:blank"} {
+			if r := NavigationRefusal(u, engine); r != "" {
+				t.Errorf("%s: %q refused: %s", engine, u, r)
+			}
+		}
+	}
+}
+
+func TestCDPNavigationRefusal(t *testing.T) {
+	r := readURLRules(t)
+	if !maps.Equal(r.CDPURLParams, cdpURLParams) {
+		t.Fatalf("cdpURLParams = %v, the fixture says %v", cdpURLParams, r.CDPURLParams)
+	}
+	if len(r.CDPCases) < 10 {
+		t.Fatalf("only %d cdp cases", len(r.CDPCases))
+	}
+	for _, c := range r.CDPCases {
+		got := CDPNavigationRefusal(c.Method, json.RawMessage(c.Params), EngineChromium)
+		if (got != "") != c.Refused {
+			t.Errorf("CDPNavigationRefusal(%s, %s) = %q, want refused=%v", c.Method, c.Params, got, c.Refused)
 		}
 	}
 }

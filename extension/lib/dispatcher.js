@@ -2,7 +2,7 @@
 // handler checking its params and the tab's sharing on its first lines.
 
 import { WireError, Codes, badParams, resultFrame, errorFrame } from './frames.js';
-import { isNewTab, unsupportedReason } from './urlrules.js';
+import { cdpNavigationRefusal, isNewTab, navigationRefusal, unsupportedReason } from './urlrules.js';
 import { tabRestriction, tabUrl } from './tabinfo.js';
 import { graphProblem } from './graph.js';
 import { extensionHandlers } from './extensions.js';
@@ -64,6 +64,9 @@ export function createHandlers(core) {
       const tab = await core.sharedTab(tabId);
       const reason = tabRestriction(tab, core.engine);
       if (reason !== '') throw new WireError(Codes.restrictedUrl, `tab ${tabId} cannot be automated: ${reason}`);
+      // Where the command would take the tab, checked again here (defence in depth).
+      const refusal = cdpNavigationRefusal(p.method, p.params, core.engine);
+      if (refusal !== '') throw new WireError(Codes.restrictedUrl, `${p.method} refused: ${refusal}`);
       return core.debugger.call(tabId, p.method, p.params ?? {}, p.sessionId || undefined);
     },
 
@@ -107,7 +110,7 @@ export function createHandlers(core) {
       const p = obj(params);
       const url = p.url === undefined || p.url === '' ? 'about:blank' : p.url;
       if (typeof url !== 'string') throw badParams('url must be a string');
-      const reason = unsupportedReason(url, core.engine);
+      const reason = navigationRefusal(url, core.engine);
       if (reason !== '') throw new WireError(Codes.restrictedUrl, `cannot open ${url}: ${reason}`);
       const active = optionalBool(p.active, 'active') ?? true;
       const group = p.group === undefined || p.group === '' ? DEFAULT_GROUP : p.group;

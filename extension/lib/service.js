@@ -135,13 +135,25 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
   // --- pairing -----------------------------------------------------------
 
   async function handleOffer(msg, sender) {
-    const offer = buildOffer(msg, sender);
+    let offer;
+    try {
+      offer = buildOffer(msg, sender);
+    } catch (err) {
+      // The reason goes to the worker's log; the page learns nothing.
+      log.warn(`reins: ${err.message} (tab ${sender.tab?.id})`);
+      throw err;
+    }
     if (conn.isOpen() && core.emit('pair.offer', offer)) {
       await noteOffer({ origin: offer.origin, brand: offer.brand, forwarded: true });
       return { forwarded: true };
     }
     const { pendingOffers } = await chrome.storage.session.get('pendingOffers');
-    await chrome.storage.session.set({ pendingOffers: queueOffer(pendingOffers, offer) });
+    const { queue, queued } = queueOffer(pendingOffers, offer);
+    if (!queued) {
+      log.warn(`reins: pairing offer from ${offer.origin} refused: ${queue.length} offers already wait for the app`);
+      throw new Error('pairing offer refused: too many offers wait for the app');
+    }
+    await chrome.storage.session.set({ pendingOffers: queue });
     await noteOffer({ origin: offer.origin, brand: offer.brand, forwarded: false });
     return { forwarded: false };
   }

@@ -89,6 +89,53 @@ export function unsupportedReason(url, engine) {
   return '';
 }
 
+/**
+ * Why an agent may not open url on engine, or '' when it may. Where agents
+ * go is an allowlist: http, https and about:blank. file: would read local
+ * files (and file://host/share sends Windows credentials to that host), app
+ * schemes such as vscode: hand the URL to local programs, and javascript:,
+ * data: and blob: show content no site vouches for. Within http(s) the
+ * unsupportedReason rules still apply. Mirrors NavigationRefusal in urls.go.
+ * @param {string} url
+ * @param {'chromium'|'firefox'} engine
+ * @returns {string}
+ */
+export function navigationRefusal(url, engine) {
+  const u = trimSpace(String(url ?? ''));
+  if (equalFoldASCIITarget(u, 'about:blank')) return '';
+  const parsed = goParse(toBytes(u));
+  if (parsed === null || parsed.scheme === '') return 'unrecognized URL';
+  if (parsed.scheme !== 'http' && parsed.scheme !== 'https') return 'agents may open only http, https and about:blank';
+  if (parsed.host === '') return 'the URL names no host';
+  return unsupportedReason(u, engine);
+}
+
+/** DevTools commands that load a URL the caller chose, and the param that carries it (cdpURLParams in urls.go). */
+export const CDP_URL_PARAMS = Object.freeze({
+  'Page.navigate': 'url',
+  'Target.createTarget': 'url',
+  'Network.loadNetworkResource': 'url',
+});
+
+/**
+ * navigationRefusal for a raw DevTools command: why it would load a URL no
+ * agent may open, or '' when it names no URL or an allowed one.
+ * @param {string} method
+ * @param {unknown} params the decoded params
+ * @param {'chromium'|'firefox'} engine
+ * @returns {string}
+ */
+export function cdpNavigationRefusal(method, params, engine) {
+  if (!Object.hasOwn(CDP_URL_PARAMS, method)) return '';
+  const field = CDP_URL_PARAMS[method];
+  if (params === undefined || params === null) return '';
+  if (typeof params !== 'object' || Array.isArray(params)) return `${method} params are not an object`;
+  // No URL, nothing to load: the browser refuses the command itself.
+  if (!Object.hasOwn(params, field)) return '';
+  if (typeof params[field] !== 'string') return `${method} ${field} is not a string`;
+  return navigationRefusal(params[field], engine);
+}
+
 // --- Go string semantics -------------------------------------------------
 // Go works on UTF-8 bytes; these helpers hold them as "binary strings" whose
 // char codes are the bytes, so byte offsets match Go's.

@@ -64,6 +64,20 @@ test('tabs.create refuses restricted urls', async () => {
   assert.ok(!chrome._calls.some((c) => c[0] === 'tabs.create'));
 });
 
+// Agents go to http, https and about:blank only: local files (the
+// companion's secrets among them), Windows shares and app schemes are
+// refused before any tab opens.
+test('tabs.create opens only web pages and about:blank', async () => {
+  const { chrome, call } = await setup();
+  for (const url of ['file:///home/person/.local/share/reins/secrets.json', 'file://fileserver/share/x.html', 'vscode://x',
+    'javascript:alert(1)', 'data:text/html,x', 'chrome://newtab/']) {
+    const res = await call('tabs.create', { url });
+    assert.equal(res.code, 'restricted_url', url);
+  }
+  assert.ok(!chrome._calls.some((c) => c[0] === 'tabs.create'));
+  assert.equal(chrome._state.tabs.size, 0);
+});
+
 test('tabs.create closes a tab that landed on a page it may not share', async () => {
   const { chrome, call } = await setup();
   const create = chrome.tabs.create;
@@ -72,7 +86,7 @@ test('tabs.create closes a tab that landed on a page it may not share', async ()
     Object.assign(chrome._state.tabs.get(t.id), { url: 'chrome://settings/' });
     return t;
   };
-  const res = await call('tabs.create', { url: 'chrome://newtab/' });
+  const res = await call('tabs.create', { url: 'https://example.org/redirects-to-settings' });
   assert.equal(res.code, 'restricted_url');
   assert.equal(chrome._state.tabs.size, 0);
 });
@@ -91,6 +105,24 @@ test('cdp on a chrome:// page is restricted_url', async () => {
   const res = await call('cdp', { tabId: 2, method: 'Runtime.evaluate' });
   assert.equal(res.code, 'restricted_url');
   assert.match(res.error, /browser-internal pages/);
+});
+
+test('cdp refuses commands that would take a shared tab off the web', async () => {
+  const { chrome, call } = await setup({ tabs: [pageTab] });
+  await call('tabs.share', { tabId: 1, shared: true });
+  for (const [method, params] of [
+    ['Page.navigate', { url: 'file:///home/person/.local/share/reins/secrets.json' }],
+    ['Page.navigate', { url: 'vscode://x' }],
+    ['Target.createTarget', { url: 'file://fileserver/share/x.html' }],
+    ['Network.loadNetworkResource', { frameId: 'F', url: 'file:///etc/passwd', options: {} }],
+  ]) {
+    const res = await call('cdp', { tabId: 1, method, params });
+    assert.equal(res.code, 'restricted_url', `${method} ${params.url}`);
+  }
+  assert.ok(!chrome._calls.some((c) => c[0] === 'debugger.sendCommand'), 'a refused command reached the debugger');
+  const ok = await call('cdp', { tabId: 1, method: 'Page.navigate', params: { url: 'https://example.org/' } });
+  assert.equal(ok.code, undefined);
+  assert.ok(chrome._calls.some((c) => c[0] === 'debugger.sendCommand' && c[2] === 'Page.navigate'));
 });
 
 test('cdp on a missing tab is no_such_tab', async () => {

@@ -47,7 +47,7 @@ async function boot(opts = {}) {
   const chrome = fakeChrome(opts);
   if (opts.local) await chrome.storage.local.set(opts.local);
   const timers = new FakeTimers();
-  const svc = startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers, log: { warn() {} } });
+  const svc = startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers, log: opts.log ?? { warn() {} } });
   await settle();
   return { chrome, timers, svc, socket: () => FakeSocket.all.at(-1) };
 }
@@ -194,6 +194,22 @@ test('pairing offers are forwarded with the sender origin, or queued until hello
   // From a subframe: refused.
   const r3 = await message(chrome, { type: 'pair-offer', config: {} }, { ...sender, frameId: 4 });
   assert.equal(r3.ok, false);
+});
+
+// The attack end to end in the worker: a sandboxed document whose tab shows
+// https://claude.ai offers pairing with an attacker's backend. Its origin is
+// opaque, so nothing reaches the companion, and the reason is logged.
+test('a pairing offer from an opaque-origin document is refused', async () => {
+  const warnings = [];
+  const { chrome, socket } = await boot({ tabs: [{ id: 1, url: 'https://claude.ai/chat' }], log: { warn: (m) => warnings.push(String(m)), info() {} } });
+  const ws = socket();
+  ws.open();
+  await settle();
+  const sandboxed = pageSender('https://claude.ai/chat', { origin: 'null' });
+  const r = await message(chrome, { type: 'pair-offer', config: { transport: 'websocket', serverUrl: 'wss://attacker.example/ws', token: 't' } }, sandboxed);
+  assert.equal(r.ok, false);
+  assert.ok(!ws.sent.some((f) => f.event === 'pair.offer'), 'the offer reached the companion');
+  assert.ok(warnings.some((w) => /opaque origin/.test(w)), `no reason logged: ${warnings}`);
 });
 
 test('content scripts cannot change sharing; extension pages can', async () => {

@@ -1,15 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { unsupportedReason, isNewTab } from '../lib/urlrules.js';
+import { unsupportedReason, isNewTab, navigationRefusal, cdpNavigationRefusal, CDP_URL_PARAMS } from '../lib/urlrules.js';
 
 // The same file the Go side tests against, so the two cannot drift apart.
-const cases = JSON.parse(
+const rules = JSON.parse(
   readFileSync(new URL('../../companion/wire/testdata/url_rules.json', import.meta.url), 'utf8'),
 );
+const cases = rules.cases;
 
 test('url_rules.json has enough cases', () => {
-  assert.ok(cases.length >= 20, `only ${cases.length} cases`);
+  assert.ok(cases.length >= 50, `only ${cases.length} cases`);
+  assert.ok(rules.cdpCases.length >= 10, `only ${rules.cdpCases.length} cdp cases`);
 });
 
 for (const c of cases) {
@@ -17,6 +19,20 @@ for (const c of cases) {
     const reason = unsupportedReason(c.url, c.engine);
     assert.equal(reason !== '', c.unsupported, `unsupportedReason = ${JSON.stringify(reason)}`);
     assert.equal(isNewTab(c.url), c.newTab);
+    const refusal = navigationRefusal(c.url, c.engine);
+    assert.equal(refusal === '', c.navigable, `navigationRefusal = ${JSON.stringify(refusal)}`);
+  });
+}
+
+test('the cdp methods that load a url are the ones the companion checks', () => {
+  assert.deepEqual({ ...CDP_URL_PARAMS }, rules.cdpURLParams);
+});
+
+for (const c of rules.cdpCases) {
+  test(`cdp rule ${c.method} ${c.params}`, () => {
+    // The extension sees params as the companion's frame decoded them.
+    const reason = cdpNavigationRefusal(c.method, JSON.parse(c.params), 'chromium');
+    assert.equal(reason !== '', c.refused, `cdpNavigationRefusal = ${JSON.stringify(reason)}`);
   });
 }
 

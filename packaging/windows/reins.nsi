@@ -88,8 +88,11 @@ VIAddVersionKey /LANG=${LANG_ENGLISH} "LegalCopyright" "Reins authors"
 ; taskkill can only end this user's processes: on a shared machine another
 ; person's Reins is left alone (their copy lives in their own profile).
 ; This also ends native hosts the browsers started; they restart on demand.
+; Every program is started by its full path ($SYSDIR\taskkill.exe): a bare
+; name is looked up in the working directory and PATH first, where a planted
+; taskkill.exe would run with the installer's rights.
 !macro REINS_STOP
-  nsExec::Exec 'taskkill /F /IM reins.exe'
+  nsExec::Exec '"$SYSDIR\taskkill.exe" /F /IM reins.exe'
   Pop $0
 !macroend
 

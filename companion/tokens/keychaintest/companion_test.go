@@ -155,7 +155,7 @@ func TestBackendRevocationRemovesTheKeychainEntry(t *testing.T) {
 			store := pairing.NewStore(nil, nil)
 			defer store.Close()
 			raw, _ := json.Marshal(map[string]any{"transport": transport, "serverUrl": url, "token": "backend-secret"})
-			o, err := store.Park("b1", wire.PairOffer{Config: raw, Origin: "https://crm.example"})
+			o, err := store.Park(pairing.Relay{BrowserID: "b1"}, wire.PairOffer{Config: raw, Origin: "https://crm.example"})
 			if err != nil {
 				t.Fatal(err)
 			}
