@@ -136,7 +136,7 @@ func commands() []command {
 		{"pair", "list, approve or deny pairing offers from hosted products: pair list | pair approve ID | pair deny ID", runPair},
 		{"backends", "list paired hosted products, or forget one: backends | backends forget ID", runBackends},
 		{"browsers", "list connected browsers and blocked profiles, or block or unblock one: browsers | browsers block ID | browsers unblock INSTANCE", runBrowsers},
-		{"live", "print a one-time Live view link for a shared tab: live TABID", runLive},
+		{"live", "print a one-time Live view link for a shared tab: live [--file] TABID", runLive},
 		{"native-host", "serve the browser extension over native messaging (browsers start this)", runNativeHost},
 		{"install-native-host", "register the native messaging host with this user's browsers", runInstallNativeHost},
 		{"uninstall-native-host", "remove this user's native messaging host registrations", runUninstallNativeHost},

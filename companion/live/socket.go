@@ -182,24 +182,24 @@ func (v *viewer) writer(done chan<- struct{}) {
 	}
 }
 
-// ServeSocket answers GET /live-ws?tab=N. The edge has already refused
-// foreign Origins; browsers always send one on a WebSocket upgrade, so a
-// missing Origin is refused here too, as is a request without a session
-// cookie valid for the tab.
+// ServeSocket answers GET /live/s/{session}/ws, the page's socket. The
+// session's path and its cookie are the gate: both are secrets that only
+// the browser that redeemed the ticket holds, and neither can be forged by
+// a client that does not know them. The Origin must be the companion's own
+// as well (the edge refuses foreign ones; a browser always sends one on a
+// WebSocket upgrade, so a missing one is refused here), which stops a page
+// of another origin in that same browser, though any other client can
+// forge it.
 func (s *Server) ServeSocket(w http.ResponseWriter, r *http.Request) {
-	tab, ok := parseTab(r.URL.Query().Get("tab"))
-	if !ok {
-		http.Error(w, "reins: live view needs ?tab=N", http.StatusBadRequest)
-		return
-	}
 	origin := r.Header.Get("Origin")
 	if origin == "" || origin != "http://"+r.Host {
-		s.log.Warn("live view socket refused: origin", "tab", tab, "origin", origin)
+		s.log.Warn("live view socket refused: origin", "origin", origin)
 		http.Error(w, "reins: live view only answers its own page", http.StatusForbidden)
 		return
 	}
-	if !s.auth.allowed(tab, cookieValues(r)) {
-		s.log.Warn("live view socket refused: no session for the tab", "tab", tab)
+	tab, ok := s.auth.session(r.PathValue("session"), cookieValues(r))
+	if !ok {
+		s.log.Warn("live view socket refused: no such session")
 		http.Error(w, "reins: this live view has expired; open Live view again from the Reins tray", http.StatusForbidden)
 		return
 	}

@@ -96,8 +96,7 @@ func TestSecondViewerSharesTheScreencastAndGetsTheLastFrame(t *testing.T) {
 func TestStalledViewerDoesNotStallOthers(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.WriteTimeout = time.Minute })
 	reader := e.view(t)
-	jar := e.open(t, e.tab)
-	stalled, _, err := e.dial(t, jar, e.tab, dialOpts{tinyBuffer: true})
+	stalled, _, err := e.dial(t, e.open(t, e.tab), dialOpts{tinyBuffer: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +131,7 @@ func TestStalledViewerDoesNotStallOthers(t *testing.T) {
 // A viewer stuck for longer than the write timeout is closed, not waited on.
 func TestStalledViewerIsClosedAfterTheWriteTimeout(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.WriteTimeout = 300 * time.Millisecond })
-	jar := e.open(t, e.tab)
-	stalled, _, err := e.dial(t, jar, e.tab, dialOpts{tinyBuffer: true})
+	stalled, _, err := e.dial(t, e.open(t, e.tab), dialOpts{tinyBuffer: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,4 +407,50 @@ func TestRestrictedPageWaitsForAWebPage(t *testing.T) {
 	}
 	e.setTabs(t, []wire.TabInfo{{ID: nativeTab, URL: "https://example.com/back", Title: "Back", Shared: true, WindowID: 1}})
 	e.rec.waitN(t, "Page.startScreencast", 1)
+}
+
+// A viewer that keeps up makes adaptation step the quality up after a few
+// windows. The new setting needs a new Page.startScreencast, which Chromium
+// refuses while the old screencast runs ("Screencast is already active"):
+// the old one must stop first, and the viewer must hear nothing of it.
+func TestQualityChangeStopsTheScreencastBeforeStartingAgain(t *testing.T) {
+	e := newEnv(t)
+	v := e.view(t)
+	e.rec.waitN(t, "Page.startScreencast", 1)
+	img := testJPEG(t, 40, 30, color.RGBA{20, 20, 200, 255})
+	n := 0
+	frame := func() {
+		n++
+		e.sendFrame(t, img, n, 800, 600, float64(n))
+		// Taken before the next one is sent: the viewer drops nothing.
+		v.waitMsg(t, 0, "the frame just sent", func(m map[string]any) bool { return frameTS(m) == float64(n) })
+	}
+	for range upAfter * adaptWindow {
+		frame()
+	}
+	second := e.rec.waitN(t, "Page.startScreencast", 2)
+	var sp map[string]any
+	json.Unmarshal(second.Params, &sp)
+	if sp["quality"] != float64(levels[startLevel-1].Quality) {
+		t.Fatalf("the second screencast runs at %v, want the next level up (%d)", sp["quality"], levels[startLevel-1].Quality)
+	}
+	// The order the fake extension saw: start, stop, start.
+	var order []string
+	e.rec.mu.Lock()
+	calls := append([]call(nil), e.rec.calls...)
+	e.rec.mu.Unlock()
+	for _, c := range calls {
+		if strings.HasPrefix(c.Method, "Page.") && strings.HasSuffix(c.Method, "Screencast") {
+			order = append(order, c.Method)
+		}
+	}
+	if strings.Join(order, ",") != "Page.startScreencast,Page.stopScreencast,Page.startScreencast" {
+		t.Fatalf("screencast commands %v, want start, stop, start", order)
+	}
+	// A notice of a failed start would reach the viewer before the next
+	// frame does.
+	frame()
+	if got := v.count(KindNotice); got != 0 {
+		t.Fatalf("the viewer got %d notices during a quality change", got)
+	}
 }
