@@ -61,6 +61,9 @@ func (c *Common) resolve() error {
 		return err
 	}
 	c.DataDir = abs
+	if err := checkDataDir(c.DataDir); err != nil {
+		return err
+	}
 	if c.Keyring != "os" && c.Keyring != "file" {
 		return fmt.Errorf("--keyring must be os or file, not %q", c.Keyring)
 	}
