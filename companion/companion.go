@@ -86,6 +86,10 @@ type tokenWatcher interface {
 	Watch(ctx context.Context, onError func(error)) error
 }
 
+// drainTimeout bounds the wait for HTTP requests in flight at shutdown,
+// so that a companion stops within 2 s of being asked.
+const drainTimeout = 500 * time.Millisecond
+
 // ErrPortInUse is returned by Start when another program holds the port.
 var ErrPortInUse = errors.New("port in use")
 
@@ -275,7 +279,7 @@ func (c *Companion) Start() error {
 		ErrorLog:          slog.NewLogLogger(c.log.Handler(), slog.LevelDebug),
 	}
 	go func() {
-		if err := c.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := c.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
 			c.log.Error("server stopped", "err", err)
 		}
 	}()
@@ -300,6 +304,12 @@ func (c *Companion) Shutdown(ctx context.Context) error {
 		delete(c.subs, id)
 	}
 	c.mu.Unlock()
+	// Take no new connections from here on: an extension whose socket
+	// closes below reconnects at once, and a connection that has not sent
+	// its request yet holds http.Server.Shutdown for 5 s.
+	if c.ln != nil {
+		c.ln.Close()
+	}
 	if c.tokensOff != nil {
 		c.tokensOff()
 	}
@@ -326,7 +336,18 @@ func (c *Companion) Shutdown(ctx context.Context) error {
 	}
 	var err error
 	if c.srv != nil {
-		err = c.srv.Shutdown(ctx)
+		// Requests still in flight get drainTimeout to finish; then their
+		// connections close under them.
+		dctx, cancel := context.WithTimeout(ctx, drainTimeout)
+		err = c.srv.Shutdown(dctx)
+		cancel()
+		if errors.Is(err, net.ErrClosed) {
+			err = nil // the listener, closed above
+		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			c.log.Warn("requests still running at shutdown were cut off", "after", drainTimeout)
+			err = c.srv.Close()
+		}
 		os.Remove(filepath.Join(c.cfg.DataDir, PortFile))
 	}
 	c.log.Info("companion stopped")

@@ -31,7 +31,10 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/wire"
@@ -83,11 +86,16 @@ type Server struct {
 	log  *slog.Logger
 	auth *auth
 
+	// shuttingDown is set by Close: views end quickly, without waiting
+	// for viewers.
+	shuttingDown atomic.Bool
+
 	mu       sync.Mutex
 	janitor  *time.Timer // removes link files whose tickets expired
 	casts    map[int]*caster
 	holders  map[int]*viewer // take-over holder per tab
 	viewers  map[*viewer]struct{}
+	conns    map[*websocket.Conn]struct{} // every open viewer socket
 	closed   bool
 	handlers sync.WaitGroup // socket handlers in flight
 }
@@ -114,6 +122,7 @@ func New(opts Options) *Server {
 		casts:   map[int]*caster{},
 		holders: map[int]*viewer{},
 		viewers: map[*viewer]struct{}{},
+		conns:   map[*websocket.Conn]struct{}{},
 	}
 }
 
@@ -171,6 +180,7 @@ func (s *Server) Close() {
 		return
 	}
 	s.closed = true
+	s.shuttingDown.Store(true)
 	if s.janitor != nil {
 		s.janitor.Stop()
 	}
@@ -182,7 +192,29 @@ func (s *Server) Close() {
 	for _, c := range casts {
 		c.end(wire.Code("shutting_down"), "Reins is shutting down; open Live view again from the Reins tray once it runs")
 	}
-	s.handlers.Wait()
+	// Viewers have shutdownWriteTimeout to take their last message. A
+	// viewer still stuck in an earlier write (a frame to a viewer that
+	// stopped reading, which may take the whole WriteTimeout) then has its
+	// connection closed under it.
+	handled := make(chan struct{})
+	go func() {
+		s.handlers.Wait()
+		close(handled)
+	}()
+	select {
+	case <-handled:
+	case <-time.After(2 * shutdownWriteTimeout):
+		s.mu.Lock()
+		conns := make([]*websocket.Conn, 0, len(s.conns))
+		for c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.mu.Unlock()
+		for _, c := range conns {
+			c.CloseNow()
+		}
+		<-handled
+	}
 	for _, c := range casts {
 		<-c.done
 	}

@@ -19,8 +19,14 @@ import (
 const maxInBytes = 64 << 10
 
 // finalWriteTimeout bounds the error message at the end of a view, so a
-// stalled viewer cannot hold up the end of the others or a shutdown.
+// stalled viewer cannot hold up the end of the others.
 const finalWriteTimeout = 2 * time.Second
+
+// shutdownWriteTimeout bounds it when the companion shuts down, which must
+// be over within 2 s whatever the viewers do. The connection then closes
+// without the close handshake, which waits up to 5 s for a viewer that
+// does not answer: the error message has said all there is to say.
+const shutdownWriteTimeout = 500 * time.Millisecond
 
 // viewer is one /live-ws connection. Its queue holds at most one frame
 // (newest wins) plus the few control messages, which are never dropped and
@@ -156,7 +162,11 @@ func (v *viewer) writer(done chan<- struct{}) {
 			return
 		}
 		timeout := v.s.opts.WriteTimeout
-		if final {
+		shutdown := v.s.shuttingDown.Load()
+		switch {
+		case final && shutdown:
+			timeout = shutdownWriteTimeout
+		case final:
 			timeout = finalWriteTimeout
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -176,7 +186,11 @@ func (v *viewer) writer(done chan<- struct{}) {
 			return
 		}
 		if final {
-			v.conn.Close(websocket.StatusNormalClosure, "live view ended")
+			if shutdown {
+				v.conn.CloseNow()
+			} else {
+				v.conn.Close(websocket.StatusNormalClosure, "live view ended")
+			}
 			return
 		}
 	}
@@ -221,6 +235,9 @@ func (s *Server) ServeSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	conn.SetReadLimit(maxInBytes)
+	s.mu.Lock()
+	s.conns[conn] = struct{}{}
+	s.mu.Unlock()
 	v := &viewer{s: s, tab: tab, conn: conn, log: s.log.With("tab", tab), signal: make(chan struct{}, 1)}
 	wdone := make(chan struct{})
 	go v.writer(wdone)
@@ -228,6 +245,9 @@ func (s *Server) ServeSocket(w http.ResponseWriter, r *http.Request) {
 		v.shut()
 		<-wdone
 		conn.CloseNow()
+		s.mu.Lock()
+		delete(s.conns, conn)
+		s.mu.Unlock()
 	}()
 
 	if !s.greet(v) {

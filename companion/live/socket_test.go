@@ -363,7 +363,13 @@ func TestShutdownEndsViews(t *testing.T) {
 	v.waitKind(t, 0, KindHello)
 	e.rec.waitN(t, "Page.startScreencast", 1)
 	e.live.Close()
-	expectEnd(t, v, "shutting_down", "shutting down")
+	// The last message says why; the connection then closes without the
+	// close handshake, which would wait for viewers that do not answer.
+	m, _ := v.waitKind(t, 0, KindError)
+	if m["code"] != "shutting_down" || !strings.Contains(m["message"].(string), "shutting down") {
+		t.Fatalf("the last message: %v", m)
+	}
+	v.waitEnd(t)
 }
 
 func TestUnknownMessagesAreNoticedNotFatal(t *testing.T) {
@@ -452,5 +458,36 @@ func TestQualityChangeStopsTheScreencastBeforeStartingAgain(t *testing.T) {
 	frame()
 	if got := v.count(KindNotice); got != 0 {
 		t.Fatalf("the viewer got %d notices during a quality change", got)
+	}
+}
+
+// A shutdown must be over within the companion's 2 s whatever the viewers
+// do: one that reads nothing (so never answers the close handshake, which
+// waits 5 s) and one whose socket is full (so the last message cannot go).
+func TestShutdownDoesNotWaitForViewersThatDoNotAnswer(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.WriteTimeout = time.Minute })
+	silent, _, err := e.dial(t, e.open(t, e.tab), dialOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.CloseNow()
+	stalled, _, err := e.dial(t, e.open(t, e.tab), dialOpts{tinyBuffer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.CloseNow()
+	e.rec.waitN(t, "Page.startScreencast", 1)
+	big := randomB64(64 << 10)
+	for i := 1; !e.stalledViewer(); i++ {
+		if i > 1000 {
+			t.Fatal("the stalled viewer's socket never filled")
+		}
+		e.sendFrame(t, big, i, 800, 600, float64(i))
+		e.rec.waitN(t, "Page.screencastFrameAck", i)
+	}
+	start := time.Now()
+	e.live.Close()
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Close took %s with viewers that do not answer", took)
 	}
 }
