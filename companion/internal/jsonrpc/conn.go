@@ -208,12 +208,14 @@ func (c *Conn) Err() error {
 }
 
 // Close ends the link with cause: waiting callers get an error wrapping
-// ErrClosed and cause, and the transport is closed. It waits for the
-// reader and writer to stop.
-func (c *Conn) Close(cause error) {
-	c.shut(cause)
-	c.routines.Wait()
-}
+// ErrClosed and cause, and the transport is closed. It does not wait for
+// the reader, which may be inside OnEvent, held up by whoever is closing
+// the link; Wait does.
+func (c *Conn) Close(cause error) { c.shut(cause) }
+
+// Wait returns once the link's reader and writer have stopped, after the
+// link closed.
+func (c *Conn) Wait() { c.routines.Wait() }
 
 func (c *Conn) shut(cause error) {
 	c.once.Do(func() {

@@ -263,7 +263,7 @@ func TestCallsAnswersErrorsAndEvents(t *testing.T) {
 				mu.Unlock()
 				got <- struct{}{}
 			}})
-			defer c.Close(nil)
+			defer closeAndWait(c)
 			ctx := ctxT(t)
 			a := call(c, ctx, Request{Method: "Target.getTargets"})
 			b := call(c, ctx, Request{Method: "Runtime.evaluate", Params: map[string]string{"expression": "1"}, SessionID: "S1"})
@@ -312,7 +312,7 @@ func TestCallerCancelledMidWriteLeavesTheLinkWhole(t *testing.T) {
 		t.Run(cr.name, func(t *testing.T) {
 			tr, p := cr.mk(t, 0)
 			c := New(tr, Options{Dialect: CDP})
-			defer c.Close(nil)
+			defer closeAndWait(c)
 			ctx := ctxT(t)
 			blob := strings.Repeat("x", cr.big)
 			actx, cancelA := context.WithCancel(ctx)
@@ -359,7 +359,7 @@ func TestCallerCancelledMidWriteLeavesTheLinkWhole(t *testing.T) {
 func TestMessageAbandonedBeforeItsWriteIsNotSent(t *testing.T) {
 	tr, p := newPipePair(t, 0)
 	c := New(tr, Options{Dialect: CDP})
-	defer c.Close(nil)
+	defer closeAndWait(c)
 	ctx := ctxT(t)
 	a := call(c, ctx, Request{Method: "A", Params: map[string]string{"blob": strings.Repeat("x", 4<<20)}})
 	ra, _ := p.next()
@@ -397,7 +397,7 @@ func TestPeerThatDoesNotReadIsClosedAfterTheWriteTimeout(t *testing.T) {
 			tr, _ := cr.mk(t, 0)
 			closed := make(chan error, 1)
 			c := New(tr, Options{Dialect: CDP, WriteTimeout: 200 * time.Millisecond, OnClose: func(err error) { closed <- err }})
-			defer c.Close(nil)
+			defer closeAndWait(c)
 			a := call(c, ctxT(t), Request{Method: "A", Params: map[string]string{"blob": strings.Repeat("x", cr.big)}})
 			if r := recv(t, a); !errors.Is(r.err, ErrClosed) {
 				t.Fatalf("the caller got %v, want the link closed", r.err)
@@ -419,7 +419,7 @@ func TestPeerThatDoesNotReadIsClosedAfterTheWriteTimeout(t *testing.T) {
 func TestMessageCaps(t *testing.T) {
 	tr, p := newPipePair(t, 1024)
 	c := New(tr, Options{Dialect: CDP, MaxMessage: 1024})
-	defer c.Close(nil)
+	defer closeAndWait(c)
 	ctx := ctxT(t)
 	if _, err := c.Call(ctx, Request{Method: "A", Params: map[string]string{"blob": strings.Repeat("x", 1024)}}); !errors.Is(err, ErrTooBig) {
 		t.Fatalf("a request over the cap: %v", err)
@@ -447,7 +447,7 @@ func TestPeerGoneFailsWaitingCallers(t *testing.T) {
 		t.Run(cr.name, func(t *testing.T) {
 			tr, p := cr.mk(t, 0)
 			c := New(tr, Options{Dialect: CDP})
-			defer c.Close(nil)
+			defer closeAndWait(c)
 			a := call(c, ctxT(t), Request{Method: "A"})
 			readRequest(t, p)
 			p.close()
@@ -457,4 +457,9 @@ func TestPeerGoneFailsWaitingCallers(t *testing.T) {
 			<-c.Done()
 		})
 	}
+}
+
+func closeAndWait(c *Conn) {
+	c.Close(nil)
+	c.Wait()
 }
