@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/reinshq/reins/companion/internal/proctest"
 )
 
 // The attack: the dev browser's DevTools port on 127.0.0.1 answered every
@@ -16,7 +18,7 @@ import (
 func TestDevBrowserListensOnNoTCPPort(t *testing.T) {
 	e := launch(t)
 	pid := e.dev.PID()
-	group := groupPIDs(pid)
+	group := proctest.GroupPIDs(pid)
 	if len(group) < 2 {
 		t.Fatalf("the dev Chromium's process group holds %v; want it and its helpers", group)
 	}
@@ -30,28 +32,6 @@ func TestDevBrowserListensOnNoTCPPort(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.dev.ProfileDir(), "DevToolsActivePort")); !os.IsNotExist(err) {
 		t.Fatalf("the profile names a DevTools port: %v", err)
 	}
-}
-
-// groupPIDs lists the processes of process group pgid.
-func groupPIDs(pgid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // listeningPorts lists the TCP ports on which any of pids listens.

@@ -18,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
+	"github.com/reinshq/reins/companion/hub"
 )
 
 // liveStep bounds one step of a Live view test on a busy 2-core machine.
@@ -34,21 +35,7 @@ func TestLiveView(t *testing.T) {
 	t.Cleanup(pages.Close)
 
 	ctx := within(t, liveStep)
-	tab, err := openLiveTab(ctx, s, pages, "target", "target")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := setViewport(ctx, s, tab.ID, 800, 600); err != nil {
-		t.Fatal(err)
-	}
-	link, err := liveURL(ctx, s, tab.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := openViewer(ctx, s, link)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab, link, v := watch(ctx, t, s, pages, "target", 800, 600)
 
 	t.Run("frames render to the canvas", func(t *testing.T) {
 		ctx := within(t, liveStep)
@@ -511,21 +498,7 @@ func TestLiveViewLongAnimatedView(t *testing.T) {
 		}
 	})
 	ctx := within(t, liveStep+liveLongView+liveStep)
-	tab, err := openLiveTab(ctx, s, pages, "busy", "busy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := setViewport(ctx, s, tab.ID, 800, 500); err != nil {
-		t.Fatal(err)
-	}
-	link, err := liveURL(ctx, s, tab.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := openViewer(ctx, s, link)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, v := watch(ctx, t, s, pages, "busy", 800, 500)
 	first, err := v.until(ctx, "st.state === 'live' && st.drawn > 0 && st.metadata && st.metadata.timestamp > 0")
 	if err != nil {
 		t.Fatal(err)
@@ -567,4 +540,27 @@ func crossed(a, b liveSession) liveSession {
 	}
 	jar.SetCookies(bu, cs)
 	return liveSession{jar: jar, page: b.page}
+}
+
+// watch opens page kind in a shared tab with a w×h viewport, and a Live
+// view of it in the test's Chromium through the link the real `reins live`
+// prints.
+func watch(ctx context.Context, t *testing.T, s *harness.Stack, pages *livePages, kind string, w, h int) (hub.Tab, string, *liveViewer) {
+	t.Helper()
+	tab, err := openLiveTab(ctx, s, pages, kind, kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := setViewport(ctx, s, tab.ID, w, h); err != nil {
+		t.Fatal(err)
+	}
+	link, err := liveURL(ctx, s, tab.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := openViewer(ctx, s, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab, link, v
 }

@@ -4,19 +4,15 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
+	"github.com/reinshq/reins/companion/internal/proctest"
 )
 
 // stopBudget is how long a companion may take to exit after SIGTERM, with
@@ -122,7 +118,7 @@ func startDevCompanion(t *testing.T) (*harness.Reins, int) {
 // gone within stopBudget, and its Chromium with it.
 func TestStopOnSIGTERMWithTheDevBrowser(t *testing.T) {
 	r, pid := startDevCompanion(t)
-	group := groupPIDs(pid)
+	group := proctest.GroupPIDs(pid)
 	if len(group) < 2 {
 		t.Fatalf("the dev Chromium's process group holds %v; want it and its helpers", group)
 	}
@@ -131,8 +127,8 @@ func TestStopOnSIGTERMWithTheDevBrowser(t *testing.T) {
 	if took > stopBudget {
 		t.Fatalf("reins took %s to stop, over %s\n%s", took, stopBudget, harness.Tail(r.Output(), 30))
 	}
-	if alive := waitGone(t, group, time.Second); len(alive) > 0 {
-		t.Fatalf("the dev Chromium's processes %v outlived the companion", alive)
+	if alive, err := proctest.WaitGone(group, time.Second); err != nil || len(alive) > 0 {
+		t.Fatalf("the dev Chromium's processes %v outlived the companion (%v)", alive, err)
 	}
 }
 
@@ -141,7 +137,7 @@ func TestStopOnSIGTERMWithTheDevBrowser(t *testing.T) {
 // profile and its pages with it. It must die with the companion.
 func TestDevBrowserDiesWhenTheCompanionIsKilled(t *testing.T) {
 	r, pid := startDevCompanion(t)
-	group := groupPIDs(pid)
+	group := proctest.GroupPIDs(pid)
 	if len(group) < 2 {
 		t.Fatalf("the dev Chromium's process group holds %v; want it and its helpers", group)
 	}
@@ -150,7 +146,10 @@ func TestDevBrowserDiesWhenTheCompanionIsKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-r.Exited()
-	alive := waitGone(t, group, goneWithin)
+	alive, err := proctest.WaitGone(group, goneWithin)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(alive) > 0 {
 		for _, p := range alive {
 			syscall.Kill(p, syscall.SIGKILL)
@@ -158,76 +157,4 @@ func TestDevBrowserDiesWhenTheCompanionIsKilled(t *testing.T) {
 		t.Fatalf("%s after the companion was killed, its dev Chromium's processes %v still run", goneWithin, alive)
 	}
 	t.Logf("the dev Chromium and its %d helpers were gone %s after the companion was killed", len(group)-1, time.Since(start).Round(time.Millisecond))
-}
-
-// groupPIDs lists the live processes of process group pgid.
-func groupPIDs(pgid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if pg, state, ok := procGroup(pid); ok && pg == pgid && state != "Z" {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// procGroup reads a process's group and state from /proc.
-func procGroup(pid int) (pgid int, state string, ok bool) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, "", false
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, "", false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 3 {
-		return 0, "", false
-	}
-	pg, err := strconv.Atoi(f[2])
-	return pg, f[0], err == nil
-}
-
-// waitGone waits until every process in pids has exited, woken by each
-// one's pidfd, and returns those still running at the deadline.
-func waitGone(t *testing.T, pids []int, d time.Duration) []int {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	var alive []int
-	for _, pid := range pids {
-		fd, err := unix.PidfdOpen(pid, 0)
-		if errors.Is(err, unix.ESRCH) {
-			continue // already gone
-		}
-		if err != nil {
-			t.Fatalf("pidfd of %d: %v", pid, err)
-		}
-		exited := pollPidfd(fd, time.Until(deadline))
-		unix.Close(fd)
-		if !exited {
-			alive = append(alive, pid)
-		}
-	}
-	return alive
-}
-
-// pollPidfd waits for the pidfd to turn readable (its process exited).
-func pollPidfd(fd int, d time.Duration) bool {
-	for {
-		ms := max(int(d.Milliseconds()), 0)
-		start := time.Now()
-		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, ms)
-		if errors.Is(err, unix.EINTR) {
-			d -= time.Since(start)
-			continue
-		}
-		return err == nil && n > 0
-	}
 }
