@@ -463,3 +463,42 @@ func closeAndWait(c *Conn) {
 	c.Close(nil)
 	c.Wait()
 }
+
+// At most Options.Queue messages wait for the writer; a caller beyond that
+// waits for room, or for its context, and sends nothing.
+func TestQueueIsBounded(t *testing.T) {
+	tr, p := newPipePair(t, 0)
+	c := New(tr, Options{Dialect: CDP, Queue: 1})
+	defer closeAndWait(c)
+	ctx := ctxT(t)
+	a := call(c, ctx, Request{Method: "A", Params: map[string]string{"blob": strings.Repeat("x", 1<<20)}})
+	ra, _ := p.next()
+	head := make([]byte, 1024)
+	if _, err := io.ReadFull(ra, head); err != nil {
+		t.Fatal(err)
+	}
+	// A is with the writer; B and C want the queue's one place. Whichever
+	// gets it, the other waits for room, and C's caller gives up.
+	b := call(c, ctx, Request{Method: "B"})
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := c.Call(short, Request{Method: "C"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("C: %v", err)
+	}
+	if n := len(c.queue); n != 1 {
+		t.Fatalf("%d messages queued, over the cap of 1", n)
+	}
+	reqA := decodeRequest(t, io.MultiReader(strings.NewReader(string(head)), ra))
+	reqB := readRequest(t, p)
+	if reqB.Method != "B" {
+		t.Fatalf("after A the peer got %q", reqB.Method)
+	}
+	p.send([]byte(`{"id":` + itoa(reqA.ID) + `,"result":{}}`))
+	p.send([]byte(`{"id":` + itoa(reqB.ID) + `,"result":{}}`))
+	if r := recv(t, a); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r := recv(t, b); r.err != nil {
+		t.Fatal(r.err)
+	}
+}
