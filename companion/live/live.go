@@ -192,7 +192,7 @@ func (s *Server) Close() {
 	for _, c := range casts {
 		c.end(wire.Code("shutting_down"), "Reins is shutting down; open Live view again from the Reins tray once it runs")
 	}
-	// Viewers have shutdownWriteTimeout to take their last message. A
+	// Viewers have until shutdownGrace to take their last message. A
 	// viewer still stuck in an earlier write (a frame to a viewer that
 	// stopped reading, which may take the whole WriteTimeout) then has its
 	// connection closed under it.
@@ -203,7 +203,7 @@ func (s *Server) Close() {
 	}()
 	select {
 	case <-handled:
-	case <-time.After(2 * shutdownWriteTimeout):
+	case <-time.After(shutdownGrace):
 		s.mu.Lock()
 		conns := make([]*websocket.Conn, 0, len(s.conns))
 		for c := range s.conns {

@@ -28,6 +28,11 @@ const finalWriteTimeout = 2 * time.Second
 // does not answer: the error message has said all there is to say.
 const shutdownWriteTimeout = 500 * time.Millisecond
 
+// shutdownGrace bounds the whole end of the views at shutdown: their last
+// messages, then the connections of viewers still stuck in a write close
+// under them.
+const shutdownGrace = 2 * shutdownWriteTimeout
+
 // viewer is one /live-ws connection. Its queue holds at most one frame
 // (newest wins) plus the few control messages, which are never dropped and
 // go first.
