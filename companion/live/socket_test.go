@@ -232,7 +232,7 @@ func TestTakeoverGatesInput(t *testing.T) {
 	})
 	// The viewer holding it leaves: the take-over ends with it.
 	b.conn.Close(websocket.StatusNormalClosure, "bye")
-	a.waitMsg(t, i+1, "take-over released", func(m map[string]any) bool {
+	_, r := a.waitMsg(t, i+1, "take-over released", func(m map[string]any) bool {
 		return m["kind"] == KindTakeover && m["held"] == false
 	})
 	if got := e.live.TakenOver(e.tab); got != "" {
@@ -241,7 +241,9 @@ func TestTakeoverGatesInput(t *testing.T) {
 
 	// Release by toggling.
 	a.send(t, map[string]any{"kind": "takeover", "on": true})
-	_, k := a.waitMsg(t, i+1, "a holds it again", func(m map[string]any) bool { return m["kind"] == KindTakeover && m["byYou"] == true })
+	// From after the release: a held it once before, and that message
+	// must not stand in for this one.
+	_, k := a.waitMsg(t, r+1, "a holds it again", func(m map[string]any) bool { return m["kind"] == KindTakeover && m["byYou"] == true })
 	a.send(t, map[string]any{"kind": "takeover", "on": false})
 	a.waitMsg(t, k+1, "a released", func(m map[string]any) bool { return m["kind"] == KindTakeover && m["held"] == false })
 	if got := e.live.TakenOver(e.tab); got != "" {
