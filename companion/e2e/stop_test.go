@@ -86,7 +86,7 @@ func TestStopOnSIGTERMWithABrowserAnAgentAndAViewer(t *testing.T) {
 	}
 }
 
-var devStartedRE = regexp.MustCompile(`msg="dev browser started".* pid=(\d+)`)
+var devStartedRE = regexp.MustCompile(`msg="dev browser started".* pid=(\d+) .*profile=(\S+)`)
 
 // startDevCompanion runs reins headless --dev-browser and returns it with
 // its dev Chromium's pid, once the dev browser serves an agent.
@@ -108,6 +108,8 @@ func startDevCompanion(t *testing.T) (*harness.Reins, int) {
 		t.Fatalf("no dev browser in the log:\n%s", harness.Tail(r.Output(), 30))
 	}
 	pid, _ := strconv.Atoi(m[1])
+	// A companion that is killed leaves its temporary profile behind.
+	t.Cleanup(func() { os.RemoveAll(m[2]) })
 	cs := mcpSession(t, r, "dev-agent")
 	mustTool(t, cs, "tabs_create_mcp", map[string]any{"url": "about:blank"})
 	return r, pid
