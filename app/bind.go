@@ -268,8 +268,11 @@ func (b *binding) StopSharing(tabID int) error {
 	return nil
 }
 
-// LiveViewURL returns a one-time live-view link for a shared tab.
-func (b *binding) LiveViewURL(tabID int) (string, error) { return b.c.LiveViewURL(tabID) }
+// LiveViewURL returns the URL the tray opens for a Live view of a shared
+// tab. The opener puts it on a command line (xdg-open URL), which every user
+// of the machine can read, so it carries no secret: it names a file only
+// the person can read, which leads the browser to the one-time link.
+func (b *binding) LiveViewURL(tabID int) (string, error) { return b.c.LiveViewOpenURL(tabID) }
 
 // SetDisabledTools replaces the set of tools no agent may call.
 func (b *binding) SetDisabledTools(names []string) error { return b.c.SetDisabledTools(names) }

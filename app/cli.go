@@ -61,6 +61,9 @@ func (c *Common) resolve() error {
 		return err
 	}
 	c.DataDir = abs
+	if err := checkDataDir(c.DataDir); err != nil {
+		return err
+	}
 	if c.Keyring != "os" && c.Keyring != "file" {
 		return fmt.Errorf("--keyring must be os or file, not %q", c.Keyring)
 	}
@@ -136,7 +139,7 @@ func commands() []command {
 		{"pair", "list, approve or deny pairing offers from hosted products: pair list | pair approve ID | pair deny ID", runPair},
 		{"backends", "list paired hosted products, or forget one: backends | backends forget ID", runBackends},
 		{"browsers", "list connected browsers and blocked profiles, or block or unblock one: browsers | browsers block ID | browsers unblock INSTANCE", runBrowsers},
-		{"live", "print a one-time Live view link for a shared tab: live TABID", runLive},
+		{"live", "print a one-time Live view link for a shared tab: live [--file] TABID", runLive},
 		{"connect", "connect an MCP client (writes its config): connect CLIENT [--name NAME]; with no CLIENT, list the clients found", runConnect},
 		{"disconnect", "remove Reins from an MCP client's config and revoke its token: disconnect CLIENT", runDisconnect},
 		{"native-host", "serve the browser extension over native messaging (browsers start this)", runNativeHost},

@@ -1,6 +1,9 @@
 package app
 
 import (
+	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,6 +52,20 @@ func TestLivePrintsAOneTimeLink(t *testing.T) {
 		t.Fatalf("stderr %q does not say the link works once", errOut)
 	}
 
+	// --file prints a file:// URL without the ticket, of a file only this
+	// user can read, which leads to a link.
+	code, out, errOut = run(t, nil, "live", "--file", strconv.Itoa(ids["Shared"]), "--data-dir", r.dir)
+	if code != 0 || !strings.HasPrefix(out, "file://"+filepath.ToSlash(r.dir)+"/live/") || strings.Contains(out, "ticket") || strings.Count(out, "\n") != 1 {
+		t.Fatalf("live --file: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	u, _ := url.Parse(strings.TrimSpace(out))
+	if fi, err := os.Stat(u.Path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("live --file: the file %s: %v %v", u.Path, fi, err)
+	}
+	if data, _ := os.ReadFile(u.Path); !strings.Contains(string(data), "/live/"+strconv.Itoa(ids["Shared"])+"?ticket=") {
+		t.Fatalf("live --file: the file does not lead to a link: %q", data)
+	}
+
 	code, _, errOut = run(t, nil, "live", "--data-dir", r.dir, strconv.Itoa(ids["Private"]))
 	if code != 1 || !strings.Contains(errOut, "not shared") {
 		t.Fatalf("unshared tab: exit %d, stderr %q", code, errOut)
@@ -63,7 +80,7 @@ func TestLiveUsageAndNoCompanion(t *testing.T) {
 	dir := dataDir(t)
 	for _, args := range [][]string{{"live"}, {"live", "seven"}, {"live", "1", "2"}} {
 		code, _, errOut := run(t, nil, append(args, "--data-dir", dir)...)
-		if code != 1 || !strings.Contains(errOut, "usage: reins live TABID") {
+		if code != 1 || !strings.Contains(errOut, "usage: reins live [--file] TABID") {
 			t.Errorf("%q: exit %d, stderr %q", args, code, errOut)
 		}
 	}

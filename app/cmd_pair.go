@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -20,7 +21,12 @@ const (
 // flags name, for commands that only the running companion can answer
 // (pair offers, backends, Live view links): there is no store fallback.
 func adminCall(env Env, name string, args []string, usage string, fn func(ctx context.Context, c *admin.Client, pos []string) error) error {
-	common, pos, err := parseCommand(env, name, usage, args, nil)
+	return adminCallFlags(env, name, args, usage, nil, fn)
+}
+
+// adminCallFlags is adminCall for a command with flags of its own.
+func adminCallFlags(env Env, name string, args []string, usage string, flags func(*flag.FlagSet), fn func(ctx context.Context, c *admin.Client, pos []string) error) error {
+	common, pos, err := parseCommand(env, name, usage, args, flags)
 	if err != nil {
 		return err
 	}

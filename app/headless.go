@@ -56,8 +56,9 @@ func runHeadless(env Env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var dev *devbrowser.Browser
 	if devBrowser != "" {
-		dev, err := startDevBrowser(ctx, c, devBrowser, !devHeaded, log)
+		dev, err = startDevBrowser(ctx, c, devBrowser, !devHeaded, log)
 		if err != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -79,6 +80,14 @@ func runHeadless(env Env, args []string) error {
 	}
 	<-ctx.Done()
 	log.Info("shutting down")
+	if dev != nil {
+		// First, while its link is up: Browser.close lets Chromium flush
+		// its profile. Shutting the hub down closes the link, and Chromium
+		// would then only see its pipe close.
+		if err := dev.Close(); err != nil {
+			log.Warn("dev browser not closed cleanly", "err", err)
+		}
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err = c.Shutdown(sctx)

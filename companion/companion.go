@@ -41,6 +41,9 @@ const ExtensionID = "cahakjcjmollcmebjjnhhlhcdhipahla"
 // port, for the native messaging host and the CLI.
 const PortFile = "port"
 
+// LiveLinkDir is the directory in the data dir for Live view link files.
+const LiveLinkDir = "live"
+
 // Config configures a Companion.
 type Config struct {
 	Port    int
@@ -82,6 +85,10 @@ type TokenStore interface {
 type tokenWatcher interface {
 	Watch(ctx context.Context, onError func(error)) error
 }
+
+// drainTimeout bounds the wait for HTTP requests in flight at shutdown,
+// so that a companion stops within 2 s of being asked.
+const drainTimeout = 500 * time.Millisecond
 
 // ErrPortInUse is returned by Start when another program holds the port.
 var ErrPortInUse = errors.New("port in use")
@@ -191,7 +198,7 @@ func New(cfg Config) (*Companion, error) {
 	if err := c.newOperators(runner); err != nil {
 		return nil, err
 	}
-	c.live = live.New(live.Options{Hub: c.hub, BaseURL: c.BaseURL(), Logger: cfg.Logger, OnChange: c.changed})
+	c.live = live.New(live.Options{Hub: c.hub, BaseURL: c.BaseURL(), LinkDir: filepath.Join(cfg.DataDir, LiveLinkDir), Logger: cfg.Logger, OnChange: c.changed})
 	c.edge = edge.New(edge.Config{Port: cfg.Port, ExtensionIDs: c.extensionIDs}, c.routes())
 	// The hub hands its policy to every browser that connects; it must carry
 	// the saved settings from the first one on.
@@ -216,8 +223,14 @@ func (c *Companion) Tokens() TokenStore { return c.cfg.Tokens }
 func (c *Companion) MCPURL() string { return c.BaseURL() + "/mcp" }
 
 // LiveViewURL returns a Live view link for a shared tab, with a one-time
-// ticket valid for a minute (the tray's Live view item and `reins live`).
+// ticket valid for a minute (`reins live`, which prints it).
 func (c *Companion) LiveViewURL(tabID int) (string, error) { return c.live.ViewURL(tabID) }
+
+// LiveViewOpenURL returns a URL that opens a Live view of a shared tab in
+// the default browser and carries no secret, so it may go on a command line
+// (the tray's Live view item): a file:// URL of a 0600 file in the data
+// dir's LiveLinkDir that leads to a one-time link.
+func (c *Companion) LiveViewOpenURL(tabID int) (string, error) { return c.live.OpenURL(tabID) }
 
 // TakenOver names who holds the tab in Live view ("" when nobody does); the
 // tool engine refuses mutating calls on the tab meanwhile.
@@ -266,7 +279,7 @@ func (c *Companion) Start() error {
 		ErrorLog:          slog.NewLogLogger(c.log.Handler(), slog.LevelDebug),
 	}
 	go func() {
-		if err := c.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := c.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
 			c.log.Error("server stopped", "err", err)
 		}
 	}()
@@ -291,6 +304,12 @@ func (c *Companion) Shutdown(ctx context.Context) error {
 		delete(c.subs, id)
 	}
 	c.mu.Unlock()
+	// Take no new connections from here on: an extension whose socket
+	// closes below reconnects at once, and a connection that has not sent
+	// its request yet holds http.Server.Shutdown for 5 s.
+	if c.ln != nil {
+		c.ln.Close()
+	}
 	if c.tokensOff != nil {
 		c.tokensOff()
 	}
@@ -317,7 +336,18 @@ func (c *Companion) Shutdown(ctx context.Context) error {
 	}
 	var err error
 	if c.srv != nil {
-		err = c.srv.Shutdown(ctx)
+		// Requests still in flight get drainTimeout to finish; then their
+		// connections close under them.
+		dctx, cancel := context.WithTimeout(ctx, drainTimeout)
+		err = c.srv.Shutdown(dctx)
+		cancel()
+		if errors.Is(err, net.ErrClosed) {
+			err = nil // the listener, closed above
+		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			c.log.Warn("requests still running at shutdown were cut off", "after", drainTimeout)
+			err = c.srv.Close()
+		}
 		os.Remove(filepath.Join(c.cfg.DataDir, PortFile))
 	}
 	c.log.Info("companion stopped")
@@ -467,13 +497,14 @@ func (c *Companion) startAdmin() error {
 		ts = c.cfg.Tokens
 	}
 	c.admin = admin.Serve(ln, admin.NewHandler(admin.Options{
-		Tokens:        ts,
-		Status:        func() admin.Status { return admin.Status{Port: c.cfg.Port, Version: c.cfg.Version, PID: os.Getpid()} },
-		ShowDashboard: c.cfg.ShowDashboard,
-		LiveViewURL:   c.LiveViewURL,
-		Pairing:       c,
-		Browsers:      adminBrowsers{c},
-		Logger:        c.log,
+		Tokens:          ts,
+		Status:          func() admin.Status { return admin.Status{Port: c.cfg.Port, Version: c.cfg.Version, PID: os.Getpid()} },
+		ShowDashboard:   c.cfg.ShowDashboard,
+		LiveViewURL:     c.LiveViewURL,
+		LiveViewOpenURL: c.LiveViewOpenURL,
+		Pairing:         c,
+		Browsers:        adminBrowsers{c},
+		Logger:          c.log,
 	}), c.log)
 	return nil
 }

@@ -34,17 +34,29 @@ func TestLiveViewRoutes(t *testing.T) {
 	if w := do("/live/3?ticket=nope", nil); w.Code != http.StatusForbidden {
 		t.Fatalf("page with a wrong ticket: %d", w.Code)
 	}
-	if w := do("/live-ws?tab=3", map[string]string{"Origin": "https://evil.example"}); w.Code != http.StatusForbidden {
+	const sock = "/live/s/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/ws"
+	if w := do(sock, map[string]string{"Origin": "https://evil.example"}); w.Code != http.StatusForbidden {
 		t.Fatalf("socket with a web origin: %d", w.Code)
 	}
-	if w := do("/live-ws?tab=3", nil); w.Code != http.StatusForbidden {
+	if w := do(sock, nil); w.Code != http.StatusForbidden {
 		t.Fatalf("socket without an origin: %d", w.Code)
 	}
-	if w := do("/live-ws?tab=3", map[string]string{"Origin": "http://127.0.0.1:47999"}); w.Code != http.StatusForbidden {
-		t.Fatalf("socket without a cookie: %d", w.Code)
+	if w := do(sock, map[string]string{"Origin": "http://127.0.0.1:47999"}); w.Code != http.StatusForbidden {
+		t.Fatalf("socket without a session: %d", w.Code)
+	}
+	if w := do("/live/s/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/3", nil); w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "This link has expired") {
+		t.Fatalf("a session page without a session: %d", w.Code)
+	}
+	// The old socket address, which carried the cookie of every session,
+	// is gone.
+	if w := do("/live-ws?tab=3", map[string]string{"Origin": "http://127.0.0.1:47999"}); w.Code != http.StatusNotFound {
+		t.Fatalf("/live-ws: %d, want 404", w.Code)
 	}
 	if _, err := c.LiveViewURL(3); wire.CodeOf(err) != wire.CodeNoSuchTab {
 		t.Fatalf("LiveViewURL of an unknown tab: %v", err)
+	}
+	if _, err := c.LiveViewOpenURL(3); wire.CodeOf(err) != wire.CodeNoSuchTab {
+		t.Fatalf("LiveViewOpenURL of an unknown tab: %v", err)
 	}
 	if got := c.TakenOver(3); got != "" {
 		t.Fatalf("TakenOver with no viewer = %q", got)

@@ -21,10 +21,12 @@ func (c *Companion) routes() map[string]edge.Route {
 		// http://127.0.0.1:PORT, and once the edge has validated Host no
 		// other page can claim that origin.
 		"/mcp": {Origins: edge.SelfOrigin, Handler: c.mcp},
-		// Live view: the page (ticket or session cookie) and its socket
-		// (session cookie, and an Origin that must be the companion's own).
-		"GET /live/{tab}": {Origins: edge.SelfOrigin, Handler: http.HandlerFunc(c.live.ServePage)},
-		"GET /live-ws":    {Origins: edge.SelfOrigin, Handler: http.HandlerFunc(c.live.ServeSocket)},
+		// Live view: the link (a one-time ticket, which starts a session),
+		// and the session's page and socket under the session's secret
+		// path (its cookie, and an Origin that must be the companion's own).
+		"GET /live/{tab}":             {Origins: edge.SelfOrigin, Handler: http.HandlerFunc(c.live.ServeLink)},
+		"GET /live/s/{session}/{tab}": {Origins: edge.SelfOrigin, Handler: http.HandlerFunc(c.live.ServePage)},
+		"GET /live/s/{session}/ws":    {Origins: edge.SelfOrigin, Handler: http.HandlerFunc(c.live.ServeSocket)},
 	}
 }
 

@@ -32,8 +32,8 @@ type Companion interface {
 	ForgetBackend(id string) error
 	// StopSharing takes a tab out of every agent's tab group.
 	StopSharing(tabID int) error
-	// LiveViewURL returns a URL to the live view of a tab, carrying a
-	// one-time ticket.
+	// LiveViewURL returns a URL that opens the live view of a tab. It goes
+	// on the opener's command line, so it carries no secret.
 	LiveViewURL(tabID int) (string, error)
 	// SetDisabledTools replaces the set of tools no agent may call.
 	SetDisabledTools(names []string) error

@@ -85,6 +85,17 @@ func (c *Client) LiveViewURL(ctx context.Context, tabID int) (string, error) {
 	return out.URL, nil
 }
 
+// LiveViewOpenURL asks the running companion for a URL that opens a Live
+// view of a shared tab and carries no secret (a file:// URL of a file only
+// this user can read), safe on a command line.
+func (c *Client) LiveViewOpenURL(ctx context.Context, tabID int) (string, error) {
+	var out LiveView
+	if err := c.do(ctx, http.MethodPost, "/v1/live/"+strconv.Itoa(tabID)+"?as="+LiveViewAsFile, nil, &out); err != nil {
+		return "", err
+	}
+	return out.URL, nil
+}
+
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc

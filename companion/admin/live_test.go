@@ -40,3 +40,24 @@ func TestLiveViewURLNeedsACompanionThatHasIt(t *testing.T) {
 		t.Fatalf("got %v, want not implemented", err)
 	}
 }
+
+func TestLiveViewOpenURLOverTheChannel(t *testing.T) {
+	dir := shortDir(t)
+	serve(t, dir, Options{
+		LiveViewURL:     func(tab int) (string, error) { return fmt.Sprintf("http://127.0.0.1:47100/live/%d?ticket=T", tab), nil },
+		LiveViewOpenURL: func(tab int) (string, error) { return fmt.Sprintf("file:///data/live/live-%d.html", tab), nil },
+	})
+	c := NewClient(dir)
+	defer c.Close()
+	u, err := c.LiveViewOpenURL(ctx(t), 7)
+	if err != nil || u != "file:///data/live/live-7.html" {
+		t.Fatalf("LiveViewOpenURL(7) = %q, %v", u, err)
+	}
+	if u, err := c.LiveViewURL(ctx(t), 7); err != nil || u != "http://127.0.0.1:47100/live/7?ticket=T" {
+		t.Fatalf("LiveViewURL(7) = %q, %v", u, err)
+	}
+	var out LiveView
+	if err := c.do(ctx(t), "POST", "/v1/live/7?as=qr", nil, &out); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("an unknown form: %v, want a bad request", err)
+	}
+}

@@ -35,6 +35,9 @@ type Options struct {
 	// LiveViewURL makes a one-time Live view link for a shared tab
 	// (`reins live TABID`).
 	LiveViewURL func(tabID int) (string, error)
+	// LiveViewOpenURL makes a URL that opens a Live view of a shared tab
+	// and carries no secret (`reins live --file TABID`).
+	LiveViewOpenURL func(tabID int) (string, error)
 	// Pairing lists, approves and denies pair offers and manages paired
 	// backends (`reins pair`, `reins backends`).
 	Pairing Pairing
@@ -235,15 +238,27 @@ type LiveView struct {
 	URL string `json:"url"`
 }
 
+// LiveViewAsFile is the query (?as=file) that asks POST /v1/live/{tab} for
+// LiveViewOpenURL's URL instead of the link.
+const LiveViewAsFile = "file"
+
 func (h *Handler) liveViewURL(r *http.Request) (any, error) {
-	if h.opts.LiveViewURL == nil {
+	mk := h.opts.LiveViewURL
+	switch as := r.URL.Query().Get("as"); as {
+	case "":
+	case LiveViewAsFile:
+		mk = h.opts.LiveViewOpenURL
+	default:
+		return nil, fmt.Errorf("%w: unknown live view form %q", ErrBadRequest, as)
+	}
+	if mk == nil {
 		return nil, fmt.Errorf("%w: this companion has no live view", ErrNotImplemented)
 	}
 	tab, err := strconv.Atoi(r.PathValue("tab"))
 	if err != nil || tab <= 0 {
 		return nil, fmt.Errorf("%w: tab id %q is not a positive number", ErrBadRequest, r.PathValue("tab"))
 	}
-	u, err := h.opts.LiveViewURL(tab)
+	u, err := mk(tab)
 	if err != nil {
 		// An unknown or unshared tab: the request names what cannot be viewed.
 		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)

@@ -9,24 +9,16 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/coder/websocket"
-
 	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/internal/jsonrpc"
 	"github.com/reinshq/reins/companion/wire"
 )
 
 // link is the raw CDP connection to the browser target plus the bookkeeping
 // that turns page targets into browspark tabs. It is the hub.RoundTripper.
 type link struct {
-	b      *Browser
-	conn   *websocket.Conn
-	nextID atomic.Int64
-
-	mu       sync.Mutex
-	pending  map[int64]chan cdpReply
-	closed   chan struct{}
-	closeErr error
-	once     sync.Once
+	b    *Browser
+	conn *jsonrpc.Conn
 
 	tmu      sync.Mutex
 	targets  map[string]*target // page targets by targetId
@@ -54,26 +46,6 @@ type target struct {
 	attachMu sync.Mutex
 }
 
-type cdpReply struct {
-	result json.RawMessage
-	err    error
-}
-
-type cdpFrame struct {
-	ID        int64           `json:"id,omitempty"`
-	Method    string          `json:"method,omitempty"`
-	Params    json.RawMessage `json:"params,omitempty"`
-	SessionID string          `json:"sessionId,omitempty"`
-	Result    json.RawMessage `json:"result,omitempty"`
-	Error     *cdpError       `json:"error,omitempty"`
-}
-
-type cdpError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    string `json:"data,omitempty"`
-}
-
 type targetInfo struct {
 	TargetID string `json:"targetId"`
 	Type     string `json:"type"`
@@ -82,13 +54,22 @@ type targetInfo struct {
 	Attached bool   `json:"attached"`
 }
 
-func newLink(b *Browser, conn *websocket.Conn) *link {
-	return &link{
-		b: b, conn: conn,
-		pending: map[int64]chan cdpReply{}, closed: make(chan struct{}),
+// newLink starts the CDP link over t. Events reach the hub on the link's
+// reader goroutine, as an extension's do; when the link ends (Chromium
+// exited, the pipe broke), the browser leaves the hub.
+func newLink(b *Browser, t jsonrpc.Transport) *link {
+	l := &link{
+		b:       b,
 		targets: map[string]*target{}, byTab: map[int]*target{},
 		sessions: map[string]*target{}, children: map[string]*target{},
 	}
+	l.conn = jsonrpc.New(t, jsonrpc.Options{
+		Dialect:    jsonrpc.CDP,
+		OnEvent:    l.event,
+		OnClose:    func(error) { l.detachHub("dev browser exited") },
+		MaxMessage: wire.MaxFrameBytes,
+	})
+	return l
 }
 
 // start turns on target discovery and records the pages that already exist.
@@ -202,103 +183,24 @@ func (l *link) emitTabs() {
 
 // send runs one CDP command on the browser (sessionID "") or on a session.
 func (l *link) send(ctx context.Context, sessionID, method string, params any) (json.RawMessage, error) {
-	id := l.nextID.Add(1)
-	f := struct {
-		ID        int64  `json:"id"`
-		Method    string `json:"method"`
-		Params    any    `json:"params,omitempty"`
-		SessionID string `json:"sessionId,omitempty"`
-	}{id, method, params, sessionID}
-	if raw, ok := params.(json.RawMessage); ok && len(raw) == 0 {
-		f.Params = nil
+	res, err := l.conn.Call(ctx, jsonrpc.Request{Method: method, Params: params, SessionID: sessionID})
+	var ce *jsonrpc.Error
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.As(err, &ce):
+		return nil, cdpErr(ce)
+	case errors.Is(err, jsonrpc.ErrTooBig):
+		return nil, wire.Errorf(wire.CodeBadParams, "%s: %v", method, err)
+	case errors.Is(err, jsonrpc.ErrClosed):
+		return nil, wire.Errorf(wire.CodeNoSuchBrowser, "dev browser disconnected: %v", err)
 	}
-	data, err := json.Marshal(f)
-	if err != nil {
-		return nil, wire.Errorf(wire.CodeBadParams, "encoding %s params: %v", method, err)
-	}
-	ch := make(chan cdpReply, 1)
-	l.mu.Lock()
-	if l.pending == nil {
-		err := l.closeErr
-		l.mu.Unlock()
-		return nil, err
-	}
-	l.pending[id] = ch
-	l.mu.Unlock()
-	if err := l.conn.Write(ctx, websocket.MessageText, data); err != nil {
-		l.forget(id)
-		select {
-		case <-l.closed:
-			return nil, l.closeErr
-		default:
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, wire.Errorf(wire.CodeNoSuchBrowser, "sending %s to the dev browser: %v", method, err)
-	}
-	select {
-	case r := <-ch:
-		return r.result, r.err
-	case <-ctx.Done():
-		l.forget(id)
-		return nil, ctx.Err()
-	case <-l.closed:
-		return nil, l.closeErr
-	}
-}
-
-func (l *link) forget(id int64) {
-	l.mu.Lock()
-	if l.pending != nil {
-		delete(l.pending, id)
-	}
-	l.mu.Unlock()
-}
-
-// read dispatches responses and events until the connection ends. Events
-// are handed to the hub on this goroutine, as the extension link does.
-func (l *link) read() {
-	for {
-		_, data, err := l.conn.Read(context.Background())
-		if err != nil {
-			l.Close("connection to the dev browser lost")
-			l.detachHub("dev browser exited")
-			return
-		}
-		var f cdpFrame
-		if err := json.Unmarshal(data, &f); err != nil {
-			l.b.log.Warn("malformed CDP frame", "err", err)
-			continue
-		}
-		if f.ID != 0 {
-			l.deliver(f)
-			continue
-		}
-		if f.Method != "" {
-			l.event(f)
-		}
-	}
-}
-
-func (l *link) deliver(f cdpFrame) {
-	l.mu.Lock()
-	ch := l.pending[f.ID]
-	delete(l.pending, f.ID)
-	l.mu.Unlock()
-	if ch == nil {
-		return
-	}
-	if f.Error != nil {
-		ch <- cdpReply{err: cdpErr(f.Error)}
-		return
-	}
-	ch <- cdpReply{result: f.Result}
+	return nil, err
 }
 
 // cdpErr maps a CDP error to a wire error, keeping the browser's message so
 // agents see what the page refused.
-func cdpErr(e *cdpError) error {
+func cdpErr(e *jsonrpc.Error) error {
 	msg := e.Message
 	if e.Data != "" {
 		msg += ": " + e.Data
@@ -340,7 +242,7 @@ func isSessionGone(err error) bool {
 	return false
 }
 
-func (l *link) event(f cdpFrame) {
+func (l *link) event(f jsonrpc.Incoming) {
 	if f.SessionID == "" {
 		l.browserEvent(f)
 		return
@@ -391,7 +293,7 @@ func (l *link) event(f cdpFrame) {
 	hb.Handle(wire.EventCDPEvent, raw)
 }
 
-func (l *link) browserEvent(f cdpFrame) {
+func (l *link) browserEvent(f jsonrpc.Incoming) {
 	switch f.Method {
 	case "Target.targetCreated", "Target.targetInfoChanged":
 		var p struct {
@@ -446,19 +348,8 @@ func (l *link) browserEvent(f cdpFrame) {
 	}
 }
 
-// Close fails every pending command and closes the socket. It does not stop
-// the process: Browser.Close owns that.
+// Close fails every pending command and closes the pipe, which makes
+// Chromium quit. Browser.Close owns the rest of the process's end.
 func (l *link) Close(reason string) {
-	l.once.Do(func() {
-		l.mu.Lock()
-		l.closeErr = wire.Errorf(wire.CodeNoSuchBrowser, "dev browser disconnected: %s", reason)
-		pending := l.pending
-		l.pending = nil
-		close(l.closed)
-		l.mu.Unlock()
-		for _, ch := range pending {
-			ch <- cdpReply{err: l.closeErr}
-		}
-		_ = l.conn.CloseNow()
-	})
+	l.conn.Close(errors.New(reason))
 }

@@ -22,7 +22,12 @@ import (
 	"github.com/reinshq/reins/companion/wire"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(devbrowser.FakeChromiumEnv) != "" {
+		os.Exit(devbrowser.FakeChromium())
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // chromiumPath is the browser the tests drive. A machine without it fails
 // the tests: a dev transport that was never exercised is not tested.
@@ -278,8 +283,13 @@ func TestCloseRemovesProfileAndDisconnects(t *testing.T) {
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatal(err)
 	}
+	start := time.Now()
 	if err := dev.Close(); err != nil {
 		t.Fatal(err)
+	}
+	// A companion has 2 s to stop, dev browser included.
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Close took %s", took)
 	}
 	select {
 	case <-hb.Done():
@@ -339,5 +349,70 @@ func TestRawRequestsStayOnTheWeb(t *testing.T) {
 		if !strings.HasPrefix(tb.URL, "about:") && !strings.HasPrefix(tb.URL, "http") {
 			t.Errorf("a tab reached %s", tb.URL)
 		}
+	}
+}
+
+// Callers that give up while their commands are still on their way through
+// the pipe (8 MiB each, far more than a pipe holds) must not break the link
+// for the next caller: a command cut in half would leave Chromium reading
+// garbage.
+func TestCallersGivingUpMidWriteLeaveTheLinkWhole(t *testing.T) {
+	e := launch(t)
+	ctx := ctxT(t)
+	tab, err := e.hub.TabsCreate(ctx, e.hb.ID, "about:blank", true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := `"` + strings.Repeat("x", 8<<20) + `".length`
+	cctx, cancel := context.WithCancel(ctx)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			_, err := e.hub.CDP(cctx, tab.ID, "Runtime.evaluate", map[string]any{"expression": big, "returnByValue": true}, "", "test")
+			errs <- err
+		}()
+	}
+	cancel()
+	for range 8 {
+		if err := <-errs; err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("a caller that gave up got %v", err)
+		}
+	}
+	raw, err := e.hub.CDP(ctx, tab.ID, "Runtime.evaluate", map[string]any{"expression": "6*7", "returnByValue": true}, "", "test")
+	if err != nil || !strings.Contains(string(raw), `"value":42`) {
+		t.Fatalf("the next call: %s %v", raw, err)
+	}
+}
+
+// A profile the caller gave is kept: Chromium is asked to quit so it
+// flushes it, within Close's bound.
+func TestCloseKeepsAGivenProfile(t *testing.T) {
+	dir := t.TempDir()
+	h := hub.New(hub.Options{Logger: quietLogger()})
+	defer h.Close()
+	dev, err := devbrowser.Launch(ctxT(t), devbrowser.Options{Path: chromiumPath(t), Headless: true, UserDataDir: dir, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dev.Attach(h); err != nil {
+		dev.Close()
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := dev.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Browser.close's answer, a second to quit, half a second for the
+	// helpers: the bound Close documents, with room for a loaded machine.
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("Close took %s", took)
+	}
+	select {
+	case <-dev.Done():
+	default:
+		t.Fatal("process still running after Close")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "Default")); err != nil {
+		t.Fatalf("the given profile is gone: %v", err)
 	}
 }

@@ -3,6 +3,15 @@
 // that browser to the hub as a hub.RoundTripper that answers the browspark v3
 // requests the tool engine uses, so everything above the hub sees it as one
 // more connected browser (graph mode `dev`).
+//
+// CDP runs over --remote-debugging-pipe (fds 3 and 4, NUL-terminated JSON),
+// never a TCP port: a debugging port on 127.0.0.1 lets every local user
+// drive the browser. Chromium keeps its sandbox unless it cannot work here
+// (see sandbox.go), and it dies with the companion even when the companion
+// is killed: Linux has it signalled when the companion goes (Pdeathsig),
+// Windows puts it in a job object that closes with the companion, and on
+// every system the pipe closes with the companion, which makes Chromium
+// quit by itself.
 package devbrowser
 
 import (
@@ -16,21 +25,29 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/internal/jsonrpc"
 	"github.com/reinshq/reins/companion/wire"
 )
 
-// DefaultStartTimeout bounds the wait for Chromium to open its DevTools
-// endpoint when Options.StartTimeout is zero.
+// DefaultStartTimeout bounds the wait for Chromium's first answer when
+// Options.StartTimeout is zero.
 const DefaultStartTimeout = 30 * time.Second
+
+// Bounds of Close: Browser.close gets closeAsk to be answered, Chromium
+// then closeGrace to exit by itself before its process group is killed,
+// and its helpers stderrGrace to let go of stderr once killed. Together
+// they keep a companion's stop within its 2 s.
+const (
+	closeAsk    = 500 * time.Millisecond
+	closeGrace  = time.Second
+	stderrGrace = 500 * time.Millisecond
+)
 
 // Options configure Launch.
 type Options struct {
@@ -45,7 +62,7 @@ type Options struct {
 	// ExtraArgs are appended to the command line. A --window-size here
 	// replaces the default 1280×800.
 	ExtraArgs []string
-	// StartTimeout bounds the wait for the DevTools endpoint.
+	// StartTimeout bounds the wait for Chromium's first answer.
 	StartTimeout time.Duration
 }
 
@@ -54,22 +71,25 @@ type Browser struct {
 	log     *slog.Logger
 	dir     string
 	tempDir bool
+	// sandboxed is whether Chromium runs with its sandbox.
+	sandboxed bool
 
-	cmd        *exec.Cmd
-	exited     chan struct{} // closed when the process has been reaped
+	proc       *process
 	stderrDone chan struct{}
-
-	conn       *websocket.Conn
-	readerDone chan struct{}
 	link       *link
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// Launch starts Chromium, waits for its DevTools endpoint (never with a
-// fixed sleep: it watches stderr for the listening line and the profile's
-// DevToolsActivePort file) and connects to the browser target.
+// noUsableSandbox is what Chromium prints when it cannot start its
+// sandbox: a container whose seccomp policy refuses user namespaces, say,
+// which no file on the host tells.
+const noUsableSandbox = "No usable sandbox"
+
+// Launch starts Chromium with a CDP pipe and turns on target discovery. It
+// keeps the sandbox where it can work: when the host says it cannot, or
+// Chromium says so when it starts, it runs without it and logs why.
 func Launch(ctx context.Context, opts Options) (*Browser, error) {
 	if opts.Path == "" {
 		return nil, errors.New("devbrowser: no chromium path given")
@@ -83,31 +103,54 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = DefaultStartTimeout
 	}
-	b := &Browser{log: opts.Logger.With("browser", "dev"), dir: opts.UserDataDir, exited: make(chan struct{}), stderrDone: make(chan struct{})}
+	log := opts.Logger.With("browser", "dev")
+	reason := noSandboxReason(probeHost(opts.Path))
+	b, stderr, err := launch(ctx, opts, log, reason == "")
+	if err != nil && reason == "" && strings.Contains(stderr, noUsableSandbox) {
+		reason = "Chromium could not start its sandbox here: " + stderr
+		b, _, err = launch(ctx, opts, log, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if reason != "" {
+		log.Warn("dev browser runs without Chromium's sandbox", "reason", reason)
+	}
+	return b, nil
+}
+
+// launch makes one attempt; on failure it returns what Chromium wrote to
+// stderr.
+func launch(ctx context.Context, opts Options, log *slog.Logger, sandbox bool) (*Browser, string, error) {
+	b := &Browser{log: log, dir: opts.UserDataDir, sandboxed: sandbox, stderrDone: make(chan struct{})}
 	if b.dir == "" {
 		dir, err := os.MkdirTemp("", "reins-dev-profile-")
 		if err != nil {
-			return nil, fmt.Errorf("devbrowser: creating profile directory: %w", err)
+			return nil, "", fmt.Errorf("devbrowser: creating profile directory: %w", err)
 		}
 		b.dir, b.tempDir = dir, true
 	}
-	// A stale file from a previous run would point at a dead port.
-	_ = os.Remove(filepath.Join(b.dir, "DevToolsActivePort"))
-
+	tail := &lineTail{max: 20}
 	ok := false
 	defer func() {
 		if !ok {
+			if b.link != nil {
+				b.link.Close("dev browser failed to start")
+				b.link.conn.Wait()
+			}
 			b.kill()
 			b.removeDir()
 		}
 	}()
 
 	args := []string{
-		"--disable-gpu", "--no-sandbox", "--disable-quic", "--no-first-run",
+		"--disable-gpu", "--disable-quic", "--no-first-run",
 		"--no-default-browser-check", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--password-store=basic",
-		"--use-mock-keychain", "--remote-debugging-port=0",
-		"--user-data-dir=" + b.dir,
+		"--use-mock-keychain", "--user-data-dir=" + b.dir,
+	}
+	if !sandbox {
+		args = append([]string{"--no-sandbox"}, args...)
 	}
 	if opts.Headless {
 		args = append([]string{"--headless=new"}, args...)
@@ -127,117 +170,75 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 		args = append(args, fmt.Sprintf("--window-size=%d,%d", winW, winH))
 	}
 	args = append(args, opts.ExtraArgs...)
-	args = append(args, "about:blank")
 
+	// The CDP pipe: Chromium reads commands from childIn and writes
+	// answers and events to childOut.
+	childIn, ourOut, err := os.Pipe()
+	if err != nil {
+		return nil, "", fmt.Errorf("devbrowser: cdp pipe: %w", err)
+	}
+	ourIn, childOut, err := os.Pipe()
+	if err != nil {
+		childIn.Close()
+		ourOut.Close()
+		return nil, "", fmt.Errorf("devbrowser: cdp pipe: %w", err)
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("devbrowser: stderr pipe: %w", err)
+		for _, f := range []*os.File{childIn, ourOut, ourIn, childOut} {
+			f.Close()
+		}
+		return nil, "", fmt.Errorf("devbrowser: stderr pipe: %w", err)
 	}
-	cmd := exec.Command(opts.Path, args...)
+	cmd := exec.Command(opts.Path)
+	cmd.Args = append(append(cmd.Args, args...), passPipes(cmd, childIn, childOut)...)
+	cmd.Args = append(cmd.Args, "about:blank")
 	cmd.Stdout = nil
 	cmd.Stderr = pw
 	cmd.Dir = b.dir
-	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		pr.Close()
-		pw.Close()
-		return nil, fmt.Errorf("devbrowser: starting chromium: %w", err)
-	}
+	b.proc, err = startProcess(cmd)
+	// The child has its own copies now (or none: it did not start).
+	childIn.Close()
+	childOut.Close()
 	pw.Close()
-	b.cmd = cmd
-	go func() {
-		_ = cmd.Wait()
-		close(b.exited)
-	}()
+	if err != nil {
+		pr.Close()
+		ourIn.Close()
+		ourOut.Close()
+		return nil, "", fmt.Errorf("devbrowser: starting chromium: %w", err)
+	}
+	go b.readStderr(pr, tail)
 
-	wsURL := make(chan string, 1)
-	tail := &lineTail{max: 20}
-	go b.readStderr(pr, wsURL, tail)
-
+	b.link = newLink(b, jsonrpc.NewPipe(ourIn, ourOut, wire.MaxFrameBytes))
+	b.link.winW, b.link.winH = winW, winH
 	startCtx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
-	endpoint, err := b.waitEndpoint(startCtx, wsURL, tail)
-	if err != nil {
-		return nil, err
-	}
-
-	conn, _, err := websocket.Dial(startCtx, endpoint, nil)
-	if err != nil {
-		return nil, fmt.Errorf("devbrowser: connecting to %s: %w", endpoint, err)
-	}
-	conn.SetReadLimit(wire.MaxFrameBytes)
-	b.conn = conn
-	b.link = newLink(b, conn)
-	b.link.winW, b.link.winH = winW, winH
-	b.readerDone = make(chan struct{})
-	go func() {
-		defer close(b.readerDone)
-		b.link.read()
-	}()
 	if err := b.link.start(startCtx); err != nil {
-		return nil, fmt.Errorf("devbrowser: discovering targets: %w", err)
+		select {
+		case <-b.proc.exited:
+			// It quit before it answered: what it said is the reason.
+			select {
+			case <-b.stderrDone:
+			case <-time.After(stderrGrace):
+			}
+			return nil, tail.String(), fmt.Errorf("devbrowser: chromium exited before it answered: %s", tail.String())
+		default:
+		}
+		return nil, tail.String(), fmt.Errorf("devbrowser: discovering targets: %w (stderr: %s)", err, tail.String())
 	}
 	ok = true
-	b.log.Info("dev browser started", "pid", cmd.Process.Pid, "endpoint", endpoint, "profile", b.dir)
-	return b, nil
+	b.log.Info("dev browser started", "pid", cmd.Process.Pid, "transport", "pipe", "sandbox", sandbox, "profile", b.dir)
+	return b, "", nil
 }
 
-// waitEndpoint returns the browser target's WebSocket URL. The stderr line
-// usually wins; the file check covers builds that log elsewhere.
-func (b *Browser) waitEndpoint(ctx context.Context, fromStderr <-chan string, tail *lineTail) (string, error) {
-	backoff := 5 * time.Millisecond
-	timer := time.NewTimer(backoff)
-	defer timer.Stop()
-	for {
-		if u, ok := readActivePort(b.dir); ok {
-			return u, nil
-		}
-		select {
-		case u := <-fromStderr:
-			return u, nil
-		case <-b.exited:
-			return "", fmt.Errorf("devbrowser: chromium exited before opening DevTools: %s", tail.String())
-		case <-ctx.Done():
-			return "", fmt.Errorf("devbrowser: waiting for the DevTools endpoint: %w (stderr: %s)", ctx.Err(), tail.String())
-		case <-timer.C:
-			backoff = min(backoff*2, 200*time.Millisecond)
-			timer.Reset(backoff)
-		}
-	}
-}
-
-func readActivePort(dir string) (string, bool) {
-	data, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
-	if err != nil {
-		return "", false
-	}
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) < 2 {
-		return "", false // still being written
-	}
-	port, err := strconv.Atoi(strings.TrimSpace(lines[0]))
-	if err != nil || port <= 0 {
-		return "", false
-	}
-	return "ws://127.0.0.1:" + strconv.Itoa(port) + strings.TrimSpace(lines[1]), true
-}
-
-func (b *Browser) readStderr(r io.ReadCloser, wsURL chan<- string, tail *lineTail) {
+func (b *Browser) readStderr(r io.ReadCloser, tail *lineTail) {
 	defer close(b.stderrDone)
 	defer r.Close()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	sent := false
 	for sc.Scan() {
 		line := sc.Text()
-		if !sent {
-			if i := strings.Index(line, "DevTools listening on "); i >= 0 {
-				wsURL <- strings.TrimSpace(line[i+len("DevTools listening on "):])
-				sent = true
-				continue
-			}
-			tail.add(line)
-		}
+		tail.add(line)
 		if strings.Contains(line, "dbus") {
 			continue // containers have no bus; the noise helps no one
 		}
@@ -267,45 +268,61 @@ func (b *Browser) Attach(h *hub.Hub) (*hub.Browser, error) {
 // ProfileDir is the profile directory in use.
 func (b *Browser) ProfileDir() string { return b.dir }
 
-// Done is closed when the Chromium process has exited.
-func (b *Browser) Done() <-chan struct{} { return b.exited }
+// PID is the Chromium process id.
+func (b *Browser) PID() int { return b.proc.pid }
 
-// Close disconnects the browser from the hub, asks Chromium to quit, kills
-// what is left of its process group and removes a temporary profile.
+// Sandboxed reports whether Chromium runs with its sandbox.
+func (b *Browser) Sandboxed() bool { return b.sandboxed }
+
+// Done is closed when the Chromium process has exited.
+func (b *Browser) Done() <-chan struct{} { return b.proc.exited }
+
+// Close disconnects the browser from the hub and ends Chromium. A profile
+// the caller gave is kept, so Chromium is asked to quit (Browser.close,
+// and the pipe closing) and flushes it; what is left after closeGrace is
+// killed. A temporary profile is removed right after, so nothing in it
+// needs flushing: Chromium is killed at once, which a loaded machine does
+// in a fraction of the time a clean exit takes. Close takes at most about
+// closeAsk + closeGrace + stderrGrace, and far less with a temporary
+// profile.
 func (b *Browser) Close() error {
 	b.closeOnce.Do(func() {
-		if b.link != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			// Browser.close lets Chromium flush its profile before it exits.
+		start := time.Now()
+		if !b.tempDir {
+			ctx, cancel := context.WithTimeout(context.Background(), closeAsk)
 			_, _ = b.link.send(ctx, "", "Browser.close", nil)
 			cancel()
-			b.link.detachHub("dev browser closed")
-			b.link.Close("dev browser closed")
-			<-b.readerDone
 		}
-		select {
-		case <-b.exited:
-		case <-time.After(5 * time.Second):
-			b.log.Warn("chromium did not quit; killing it")
+		b.link.detachHub("dev browser closed")
+		b.link.Close("dev browser closed")
+		b.link.conn.Wait()
+		if !b.tempDir {
+			select {
+			case <-b.proc.exited:
+			case <-time.After(closeGrace):
+				b.log.Warn("chromium did not quit; killing it", "waited", time.Since(start).Round(time.Millisecond))
+			}
 		}
 		b.kill()
 		b.closeErr = b.removeDir()
+		b.log.Debug("dev browser closed", "took", time.Since(start).Round(time.Millisecond))
 	})
 	return b.closeErr
 }
 
 func (b *Browser) kill() {
-	if b.cmd == nil || b.cmd.Process == nil {
+	if b.proc == nil {
 		return
 	}
-	killProcessGroup(b.cmd)
-	<-b.exited
+	b.proc.kill()
+	<-b.proc.exited
 	// Helpers that inherited stderr keep the pipe open until they die too.
 	select {
 	case <-b.stderrDone:
-	case <-time.After(5 * time.Second):
+	case <-time.After(stderrGrace):
 		b.log.Warn("chromium helpers still hold stderr")
 	}
+	b.proc.release()
 }
 
 func (b *Browser) removeDir() error {
@@ -334,7 +351,7 @@ type lineTail struct {
 func (t *lineTail) add(s string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if strings.Contains(s, "dbus") {
+	if strings.Contains(s, "dbus") || strings.TrimSpace(s) == "" {
 		return
 	}
 	t.lines = append(t.lines, s)

@@ -1,9 +1,15 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package devbrowser
 
-import "os/exec"
+import (
+	"errors"
+	"os"
+	"os/exec"
+)
 
-func setProcessGroup(*exec.Cmd) {}
+func passPipes(*exec.Cmd, *os.File, *os.File) []string { return nil }
 
-func killProcessGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
+func startProcess(*exec.Cmd) (*process, error) {
+	return nil, errors.New("a dev browser needs Linux, macOS, a BSD or Windows")
+}

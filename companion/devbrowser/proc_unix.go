@@ -3,18 +3,30 @@
 package devbrowser
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
 
-// Chromium forks zygote, GPU and renderer helpers; its own process group lets
-// Close end all of them without touching anything else.
-func setProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+// passPipes hands Chromium its ends of the CDP pipe as fds 3 and 4.
+func passPipes(cmd *exec.Cmd, childIn, childOut *os.File) []string {
+	cmd.ExtraFiles = []*os.File{childIn, childOut}
+	return []string{"--remote-debugging-pipe"}
 }
 
-func killProcessGroup(cmd *exec.Cmd) {
-	pid := cmd.Process.Pid
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	_ = cmd.Process.Kill()
+// ownGroup puts Chromium in a process group of its own, with its zygote,
+// GPU and renderer helpers, so that killGroup ends all of them and
+// nothing else.
+func ownGroup(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+}
+
+func killGroup(cmd *exec.Cmd) func() {
+	return func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Process.Kill()
+	}
 }

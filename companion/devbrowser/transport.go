@@ -198,6 +198,9 @@ func (l *link) attach(ctx context.Context, t *target) (string, error) {
 	}
 	raw, err := l.send(ctx, "", "Target.attachToTarget", map[string]any{"targetId": t.id, "flatten": true})
 	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err() // the caller gave up; the tab is fine
+		}
 		return "", wire.Errorf(wire.CodeAttachFailed, "attaching to tab %d: %v", t.tab, err)
 	}
 	var res struct {

@@ -71,7 +71,7 @@ func BenchmarkLiveView(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	conn := benchViewer(b, ctx, s.Reins.BaseURL(), mustLiveURL(b, ctx, s, anim.ID), anim.ID)
+	conn := benchViewer(b, ctx, s.Reins.BaseURL(), mustLiveURL(b, ctx, s, anim.ID))
 
 	for _, size := range sizes {
 		b.Run(fmt.Sprintf("fps/%dx%d", size[0], size[1]), func(b *testing.B) {
@@ -120,7 +120,7 @@ func BenchmarkLiveView(b *testing.B) {
 		if err := setViewport(ctx, s, flip.ID, 640, 400); err != nil {
 			b.Fatal(err)
 		}
-		c := benchViewer(b, ctx, s.Reins.BaseURL(), mustLiveURL(b, ctx, s, flip.ID), flip.ID)
+		c := benchViewer(b, ctx, s.Reins.BaseURL(), mustLiveURL(b, ctx, s, flip.ID))
 		send(b, ctx, c, `{"kind":"takeover","on":true}`)
 		for {
 			m, err := readLive(ctx, c)
@@ -170,13 +170,13 @@ func mustLiveURL(b *testing.B, ctx context.Context, s *harness.Stack, tab int) s
 
 // benchViewer redeems a link and connects a Go viewer that the benchmark
 // reads from.
-func benchViewer(b *testing.B, ctx context.Context, base, link string, tab int) *websocket.Conn {
+func benchViewer(b *testing.B, ctx context.Context, base, link string) *websocket.Conn {
 	b.Helper()
-	jar, _, err := redeem(ctx, link)
+	ls, _, err := redeem(ctx, link)
 	if err != nil {
 		b.Fatal(err)
 	}
-	conn, _, err := dialLive(ctx, base, jar, tab, base)
+	conn, _, err := dialLive(ctx, ls, base, true)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"html"
 	"image/color"
 	"image/jpeg"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -23,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,6 +106,26 @@ const liveAnimHTML = `<!doctype html>
   requestAnimationFrame(tick);
 </script></body></html>`
 
+// Busy: a CSS animation plus a 50 ms timer that rewrites a counter, the
+// kind of page that keeps a screencast streaming for as long as it is
+// watched (and so walks the quality adaptation up and down).
+const liveBusyHTML = `<!doctype html>
+<html><head><meta charset="utf-8"><title>%s</title>
+<style>
+  html, body { margin: 0; height: 100%%; overflow: hidden; background: #fafafa; font: 48px sans-serif; }
+  @keyframes slide { from { transform: translateX(0); } to { transform: translateX(70vw); } }
+  @keyframes hue { from { background: #0ea5e9; } to { background: #f97316; } }
+  #box { position: absolute; top: 40%%; left: 0; width: 20vw; height: 20vh;
+         animation: slide 1.3s linear infinite alternate, hue 0.7s linear infinite alternate; }
+  #n { position: absolute; top: 10%%; left: 10%%; }
+</style></head>
+<body><div id="box"></div><div id="n">0</div>
+<script>` + liveReportJS + `
+  const n = document.getElementById('n');
+  let i = 0;
+  setInterval(() => { n.textContent = String(++i); }, 50);
+</script></body></html>`
+
 // Noise: every animation frame repaints a canvas with random pixels, so
 // each JPEG is large (hundreds of KiB) and a viewer that stops reading fills
 // its socket within a few frames.
@@ -147,7 +169,7 @@ const liveFlipHTML = `<!doctype html>
 func startLivePages() *livePages {
 	p := &livePages{changed: make(chan struct{})}
 	mux := http.NewServeMux()
-	for path, tmpl := range map[string]string{"/target": liveTargetHTML, "/anim": liveAnimHTML, "/noise": liveNoiseHTML, "/flip": liveFlipHTML} {
+	for path, tmpl := range map[string]string{"/target": liveTargetHTML, "/anim": liveAnimHTML, "/noise": liveNoiseHTML, "/flip": liveFlipHTML, "/busy": liveBusyHTML} {
 		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
 			id := r.URL.Query().Get("id")
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -256,6 +278,26 @@ func liveURL(ctx context.Context, s *harness.Stack, tab int) (string, error) {
 	return u, nil
 }
 
+// liveFileURL runs the real `reins live --file TABID` and returns the
+// file:// URL it prints: what the tray opens.
+func liveFileURL(ctx context.Context, s *harness.Stack, tab int) (string, error) {
+	bin, err := harness.Binary()
+	if err != nil {
+		return "", err
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "live", "--file", strconv.Itoa(tab), "--data-dir", s.Reins.DataDir)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("reins live --file %d: %w\n%s", tab, err, stderr.String())
+	}
+	u := strings.TrimSpace(stdout.String())
+	if !strings.HasPrefix(u, "file://") || strings.Contains(u, "ticket") {
+		return "", fmt.Errorf("reins live --file printed %q", u)
+	}
+	return u, nil
+}
+
 // liveViewer is the Live view page open in a tab of the test's Chromium
 // that the extension does not share, driven through Chromium's own
 // DevTools as a person's mouse and keyboard would drive it.
@@ -277,6 +319,54 @@ func openViewer(ctx context.Context, s *harness.Stack, link string) (*liveViewer
 		return nil, err
 	}
 	return v, nil
+}
+
+// openViewerAt is openViewer for a URL that moves on by itself (a link
+// file, the link it leads to): it returns once the tab has arrived at, and
+// loaded, a page whose path matches final.
+func openViewerAt(ctx context.Context, s *harness.Stack, link string, final *regexp.Regexp) (*liveViewer, error) {
+	var mu sync.Mutex
+	at := ""
+	arrived := make(chan struct{})
+	cancel := s.Chrome.Browser.Subscribe(func(ev harness.CDPEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev.Method {
+		case "Page.frameNavigated":
+			var p struct {
+				Frame struct {
+					ParentID string `json:"parentId"`
+					URL      string `json:"url"`
+				} `json:"frame"`
+			}
+			if json.Unmarshal(ev.Params, &p) != nil || p.Frame.ParentID != "" {
+				return
+			}
+			if u, err := url.Parse(p.Frame.URL); err == nil && final.MatchString(u.Path) && at == "" {
+				at = ev.SessionID
+			}
+		case "Page.loadEventFired":
+			if at != "" && ev.SessionID == at {
+				select {
+				case <-arrived:
+				default:
+					close(arrived)
+				}
+			}
+		}
+	})
+	defer cancel()
+	v, err := openViewer(ctx, s, link)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-arrived:
+		return v, nil
+	case <-ctx.Done():
+		v.close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("%s never arrived at a page matching %s: %w", link, final, ctx.Err())
+	}
 }
 
 func (v *liveViewer) close(ctx context.Context) error { return v.c.CloseTarget(ctx, v.targetID) }
@@ -301,8 +391,9 @@ type liveState struct {
 		Browser string `json:"browser"`
 	} `json:"tab"`
 	Metadata *struct {
-		Width  float64 `json:"width"`
-		Height float64 `json:"height"`
+		Width     float64 `json:"width"`
+		Height    float64 `json:"height"`
+		Timestamp float64 `json:"timestamp"`
 	} `json:"metadata"`
 	Error *struct {
 		Code    string `json:"code"`
@@ -450,43 +541,74 @@ func (v *liveViewer) pixels(ctx context.Context) (canvasStats, error) {
 	return cs, err
 }
 
-// redeem opens a link the way a browser does, without following the
-// redirect, and returns the jar holding the session cookies.
-func redeem(ctx context.Context, link string) (http.CookieJar, *http.Response, error) {
+// liveSession is a redeemed link as a browser holds it: its cookies and
+// the session's page.
+type liveSession struct {
+	jar  http.CookieJar
+	page string // absolute URL of the session's page
+}
+
+// socketURL is the session's socket, beside its page.
+func (ls liveSession) socketURL() string {
+	return strings.Replace(ls.page[:strings.LastIndexByte(ls.page, '/')], "http://", "ws://", 1) + "/ws"
+}
+
+var liveRefreshRE = regexp.MustCompile(`<meta http-equiv="refresh" content="0; url=([^"]+)">`)
+
+// redeem opens a link the way a browser does, keeping the cookies it is
+// given, and returns the session and the answer. A refused link returns
+// its answer and a session without a page.
+func redeem(ctx context.Context, link string) (liveSession, *http.Response, error) {
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, nil, err
+		return liveSession{}, nil, err
 	}
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	return jar, resp, nil
+	ls := liveSession{jar: jar}
+	if m := liveRefreshRE.FindSubmatch(body); resp.StatusCode == http.StatusOK && m != nil {
+		next, err := resp.Request.URL.Parse(html.UnescapeString(string(m[1])))
+		if err != nil {
+			return ls, resp, err
+		}
+		ls.page = next.String()
+	}
+	return ls, resp, nil
 }
 
-// dialLive opens /live-ws for tab with the jar's cookies and origin (none
-// when origin is "").
-func dialLive(ctx context.Context, base string, jar http.CookieJar, tab int, origin string) (*websocket.Conn, *http.Response, error) {
+// liveHeader is what a client sends to the session's socket: the origin
+// (none when "") and, when withCookie, the session's cookies.
+func liveHeader(ls liveSession, origin string, withCookie bool) http.Header {
 	h := http.Header{}
 	if origin != "" {
 		h.Set("Origin", origin)
 	}
-	if jar != nil {
-		u, _ := url.Parse(base + "/live-ws")
-		for _, c := range jar.Cookies(u) {
+	if withCookie && ls.jar != nil {
+		u, _ := url.Parse(ls.page)
+		for _, c := range ls.jar.Cookies(u) {
 			h.Add("Cookie", c.String())
 		}
 	}
-	conn, resp, err := websocket.Dial(ctx, strings.Replace(base, "http://", "ws://", 1)+"/live-ws?tab="+strconv.Itoa(tab), &websocket.DialOptions{HTTPHeader: h})
+	return h
+}
+
+// dialLive opens the session's socket with its cookies and origin (none
+// when origin is ""), or without its cookies.
+func dialLive(ctx context.Context, ls liveSession, origin string, withCookie bool) (*websocket.Conn, *http.Response, error) {
+	conn, resp, err := websocket.Dial(ctx, ls.socketURL(), &websocket.DialOptions{HTTPHeader: liveHeader(ls, origin, withCookie)})
 	if conn != nil {
 		conn.SetReadLimit(64 << 20)
 	}
 	return conn, resp, err
 }
 
-// dialStalled opens /live-ws like dialLive with the companion's origin, on
-// a connection whose receive buffer is a few KiB and which nobody reads.
-func dialStalled(ctx context.Context, base string, jar http.CookieJar, tab int) (*websocket.Conn, error) {
+// dialStalled opens the session's socket like dialLive with the
+// companion's origin, on a connection whose receive buffer is a few KiB and
+// which nobody reads.
+func dialStalled(ctx context.Context, base string, ls liveSession) (*websocket.Conn, error) {
 	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
 		if err != nil {
@@ -497,17 +619,12 @@ func dialStalled(ctx context.Context, base string, jar http.CookieJar, tab int) 
 		}
 		return c, nil
 	}}
-	h := http.Header{"Origin": {base}}
-	u, _ := url.Parse(base + "/live-ws")
-	for _, c := range jar.Cookies(u) {
-		h.Add("Cookie", c.String())
-	}
-	conn, _, err := websocket.Dial(ctx, strings.Replace(base, "http://", "ws://", 1)+"/live-ws?tab="+strconv.Itoa(tab),
-		&websocket.DialOptions{HTTPHeader: h, HTTPClient: &http.Client{Transport: tr}})
+	conn, _, err := websocket.Dial(ctx, ls.socketURL(),
+		&websocket.DialOptions{HTTPHeader: liveHeader(ls, base, true), HTTPClient: &http.Client{Transport: tr}})
 	return conn, err
 }
 
-// liveMsg is a message from /live-ws as a Go viewer decodes it.
+// liveMsg is a message from a live socket as a Go viewer decodes it.
 type liveMsg struct {
 	Kind     string `json:"kind"`
 	Seq      int64  `json:"seq"`

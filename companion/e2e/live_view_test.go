@@ -6,6 +6,9 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
+	"github.com/reinshq/reins/companion/hub"
 )
 
 // liveStep bounds one step of a Live view test on a busy 2-core machine.
@@ -31,21 +35,7 @@ func TestLiveView(t *testing.T) {
 	t.Cleanup(pages.Close)
 
 	ctx := within(t, liveStep)
-	tab, err := openLiveTab(ctx, s, pages, "target", "target")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := setViewport(ctx, s, tab.ID, 800, 600); err != nil {
-		t.Fatal(err)
-	}
-	link, err := liveURL(ctx, s, tab.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := openViewer(ctx, s, link)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab, link, v := watch(ctx, t, s, pages, "target", 800, 600)
 
 	t.Run("frames render to the canvas", func(t *testing.T) {
 		ctx := within(t, liveStep)
@@ -207,7 +197,7 @@ func TestLiveView(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, resp, err := redeem(ctx, fresh); err != nil || resp.StatusCode != http.StatusSeeOther {
+		if ls, resp, err := redeem(ctx, fresh); err != nil || resp.StatusCode != http.StatusOK || ls.page == "" {
 			t.Fatalf("fresh link: %v %v", resp, err)
 		}
 		if _, resp, err := redeem(ctx, fresh); err != nil || resp.StatusCode != http.StatusForbidden {
@@ -215,32 +205,34 @@ func TestLiveView(t *testing.T) {
 		}
 	})
 
-	t.Run("a web origin and a missing cookie are refused", func(t *testing.T) {
+	t.Run("a web origin, a missing cookie and another session's path are refused", func(t *testing.T) {
 		ctx := within(t, liveStep)
-		fresh, err := liveURL(ctx, s, tab.ID)
-		if err != nil {
-			t.Fatal(err)
+		mint := func() liveSession {
+			fresh, err := liveURL(ctx, s, tab.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ls, _, err := redeem(ctx, fresh)
+			if err != nil || ls.page == "" {
+				t.Fatalf("redeeming a fresh link: %v", err)
+			}
+			return ls
 		}
-		jar, _, err := redeem(ctx, fresh)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ls, other := mint(), mint()
 		base := s.Reins.BaseURL()
 		for _, c := range []struct {
 			name   string
+			ls     liveSession
 			cookie bool
 			origin string
 		}{
-			{"web origin with a valid cookie", true, "https://evil.example"},
-			{"another local origin with a valid cookie", true, pages.srv.URL},
-			{"no origin with a valid cookie", true, ""},
-			{"own origin without a cookie", false, base},
+			{"web origin with a valid cookie", ls, true, "https://evil.example"},
+			{"another local origin with a valid cookie", ls, true, pages.srv.URL},
+			{"no origin with a valid cookie", ls, true, ""},
+			{"own origin without a cookie", ls, false, base},
+			{"own origin with another session's cookie", crossed(ls, other), true, base},
 		} {
-			j := jar
-			if !c.cookie {
-				j = nil
-			}
-			conn, resp, err := dialLive(ctx, base, j, tab.ID, c.origin)
+			conn, resp, err := dialLive(ctx, c.ls, c.origin, c.cookie)
 			if err == nil {
 				conn.CloseNow()
 				t.Errorf("%s: accepted", c.name)
@@ -250,21 +242,19 @@ func TestLiveView(t *testing.T) {
 				t.Errorf("%s: %v, want 403", c.name, err)
 			}
 		}
-		if conn, _, err := dialLive(ctx, base, jar, tab.ID, base); err != nil {
+		if conn, _, err := dialLive(ctx, ls, base, true); err != nil {
 			t.Fatalf("own origin with the cookie refused: %v", err)
 		} else {
 			conn.Close(websocket.StatusNormalClosure, "")
 		}
-		// A page of another origin in the same browser, which holds the
-		// viewer's cookie (127.0.0.1 cookies are not per port, and
-		// SameSite treats all 127.0.0.1 ports as one site), cannot open
-		// the socket: its Origin is refused.
+		// A page of another origin in the same browser cannot open the
+		// socket even at the session's own address: its Origin is refused.
 		var outcome string
-		err = evaluate(ctx, s, tab.ID, fmt.Sprintf(`new Promise((resolve) => {
-			const ws = new WebSocket('ws://127.0.0.1:%d/live-ws?tab=%d');
+		err := evaluate(ctx, s, tab.ID, fmt.Sprintf(`new Promise((resolve) => {
+			const ws = new WebSocket(%q);
 			ws.onopen = () => { ws.close(); resolve('opened'); };
 			ws.onerror = () => resolve('refused');
-		})`, s.Reins.Port, tab.ID), &outcome)
+		})`, ls.socketURL()), &outcome)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,7 +262,7 @@ func TestLiveView(t *testing.T) {
 			t.Fatalf("a page of %s opened the live socket: %s", pages.srv.URL, outcome)
 		}
 		// The page without a cookie shows the expired text with 403.
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/live/"+strconv.Itoa(tab.ID), nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ls.page, nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -281,6 +271,31 @@ func TestLiveView(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "This link has expired") {
 			t.Fatalf("page without a cookie: %d", resp.StatusCode)
+		}
+	})
+
+	t.Run("a link file opens the view, then is gone", func(t *testing.T) {
+		// What the tray does: it opens a file:// URL that carries no
+		// secret; the file leads the browser to a one-time link, and the
+		// link to the session's page. The session cookie (SameSite=Strict)
+		// must still reach the page after the hop from a file.
+		ctx := within(t, liveStep)
+		file, err := liveFileURL(ctx, s, tab.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := regexp.MustCompile(`^/live/s/[A-Za-z0-9_-]{43}/` + strconv.Itoa(tab.ID) + `$`)
+		fv, err := openViewerAt(ctx, s, file, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fv.close(context.WithoutCancel(ctx))
+		if _, err := fv.until(ctx, "st.state === 'live' && st.drawn > 0"); err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(file)
+		if _, err := os.Stat(u.Path); !os.IsNotExist(err) {
+			t.Fatalf("the link file is still there once used: %v", err)
 		}
 	})
 
@@ -373,11 +388,11 @@ func TestLiveViewFanOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jar, _, err := redeem(ctx, link)
+	ls, _, err := redeem(ctx, link)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stalled, err := dialStalled(ctx, s.Reins.BaseURL(), jar, tab.ID)
+	stalled, err := dialStalled(ctx, s.Reins.BaseURL(), ls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,4 +477,90 @@ func TestLiveViewTakeoverBlocksAgents(t *testing.T) {
 	if ev, err := pages.wait(ctx, "agent", "click", 0, nil); err != nil || ev.Params.Get("target") != "in" {
 		t.Fatalf("the agent's click after release: %+v %v", ev, err)
 	}
+}
+
+// liveLongView is how long TestLiveViewLongAnimatedView watches, in the
+// tab's own paint time.
+const liveLongView = 30 * time.Second
+
+// TestLiveViewLongAnimatedView watches a busy page (a CSS animation plus a
+// 50 ms timer) for 30 s of its paint time. Quality adaptation changes the
+// screencast's settings along the way; the picture must keep flowing with
+// no restart notice to the viewer, and the log must show no failed start
+// and no retry loop.
+func TestLiveViewLongAnimatedView(t *testing.T) {
+	s := newStack(t)
+	pages := startLivePages()
+	t.Cleanup(pages.Close)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log("live view log:\n" + liveLog(s))
+		}
+	})
+	ctx := within(t, liveStep+liveLongView+liveStep)
+	_, _, v := watch(ctx, t, s, pages, "busy", 800, 500)
+	first, err := v.until(ctx, "st.state === 'live' && st.drawn > 0 && st.metadata && st.metadata.timestamp > 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	// Wait for a frame the tab painted liveLongView after the first one,
+	// or for anything that goes wrong before it: a notice, or the end.
+	end := first.Metadata.Timestamp + liveLongView.Seconds()
+	last, err := v.until(ctx, fmt.Sprintf("st.notices.length > 0 || st.state !== 'live' || st.metadata.timestamp >= %f", end))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(last.Notices) > 0 || last.State != "live" {
+		t.Fatalf("after %s of watching: state %s, notices %q, error %+v", time.Since(start).Round(time.Millisecond), last.State, last.Notices, last.Error)
+	}
+	log := liveLog(s)
+	for _, bad := range []string{"screencast did not start", "retrying", "already active"} {
+		if n := strings.Count(log, bad); n > 0 {
+			t.Errorf("the log shows %q %d times", bad, n)
+		}
+	}
+	frames := last.Drawn - first.Drawn
+	t.Logf("%d frames drawn over %s (%.1f fps); quality adapted %d times", frames, time.Since(start).Round(time.Millisecond),
+		float64(frames)/time.Since(start).Seconds(), strings.Count(log, "screencast quality adapted"))
+	if frames < int(liveLongView.Seconds()) {
+		t.Fatalf("only %d frames in %s: the picture stalled", frames, liveLongView)
+	}
+}
+
+// crossed is session b's address with session a's cookie on it, as a
+// client that knows a's cookie and b's address would send.
+func crossed(a, b liveSession) liveSession {
+	jar, _ := cookiejar.New(nil)
+	au, _ := url.Parse(a.page)
+	bu, _ := url.Parse(b.page)
+	var cs []*http.Cookie
+	for _, c := range a.jar.Cookies(au) {
+		cs = append(cs, &http.Cookie{Name: c.Name, Value: c.Value, Path: "/"})
+	}
+	jar.SetCookies(bu, cs)
+	return liveSession{jar: jar, page: b.page}
+}
+
+// watch opens page kind in a shared tab with a w×h viewport, and a Live
+// view of it in the test's Chromium through the link the real `reins live`
+// prints.
+func watch(ctx context.Context, t *testing.T, s *harness.Stack, pages *livePages, kind string, w, h int) (hub.Tab, string, *liveViewer) {
+	t.Helper()
+	tab, err := openLiveTab(ctx, s, pages, kind, kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := setViewport(ctx, s, tab.ID, w, h); err != nil {
+		t.Fatal(err)
+	}
+	link, err := liveURL(ctx, s, tab.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := openViewer(ctx, s, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab, link, v
 }

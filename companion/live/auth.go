@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 )
@@ -20,18 +21,35 @@ const (
 	maxSessions = 256
 )
 
-// secretBytes is the entropy of tickets and session ids.
+// secretBytes is the entropy of tickets, session paths and session cookies.
 const secretBytes = 32
+
+// sessionPrefix is where every session's page and socket live:
+// /live/s/<session path>/<tab> and /live/s/<session path>/ws.
+const sessionPrefix = "/live/s/"
 
 type ticket struct {
 	secret  []byte
 	tab     int
 	expires time.Time
+	// file is the 0600 link file that carries this ticket to the browser
+	// (OpenURL), removed once the ticket is used or expires; "" for none.
+	file string
 }
 
+// session is what one redeemed ticket turns into: a random path under
+// sessionPrefix and a cookie scoped to that path. Both are secrets, and
+// both must match.
+//
+// Cookies ignore ports: every server on 127.0.0.1 receives the cookies a
+// browser keeps for 127.0.0.1 whose path matches the request. Scoping the
+// cookie to a path that only this companion knows (and that only the
+// person's browser was sent to) keeps it from every other port, and the
+// socket accepts the cookie only on that same path.
 type session struct {
+	path    []byte
 	secret  []byte
-	tabs    map[int]bool
+	tab     int
 	expires time.Time
 }
 
@@ -58,18 +76,25 @@ func newSecret() ([]byte, string, error) {
 	return []byte(s), s, nil
 }
 
-func (a *auth) issueTicket(tab int) (string, error) {
+// issueTicket makes a ticket for tab. file, when not "", is a link file that
+// write fills with the ticket; it is removed with the ticket.
+func (a *auth) issueTicket(tab int, file string, write func(ticket string) error) (string, error) {
 	secret, s, err := newSecret()
 	if err != nil {
 		return "", err
+	}
+	if write != nil {
+		if err := write(s); err != nil {
+			return "", err
+		}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.pruneLocked()
 	if len(a.tickets) >= maxTickets {
-		a.tickets = a.tickets[1:]
+		a.dropTicketLocked(0)
 	}
-	a.tickets = append(a.tickets, &ticket{secret: secret, tab: tab, expires: a.now().Add(TicketTTL)})
+	a.tickets = append(a.tickets, &ticket{secret: secret, tab: tab, expires: a.now().Add(TicketTTL), file: file})
 	return s, nil
 }
 
@@ -89,77 +114,101 @@ func (a *auth) redeem(tab int, given string) bool {
 	if found < 0 {
 		return false
 	}
-	a.tickets = append(a.tickets[:found], a.tickets[found+1:]...)
+	a.dropTicketLocked(found)
 	return true
 }
 
-// grant adds tab to the session a valid existing cookie names, or starts a
-// new session, and returns the session's cookie value.
-func (a *auth) grant(tab int, existing []string) (string, error) {
-	a.mu.Lock()
-	if s := a.findLocked(existing); s != nil {
-		s.tabs[tab] = true
-		v := string(s.secret)
-		a.mu.Unlock()
-		return v, nil
-	}
-	a.mu.Unlock()
-	secret, v, err := newSecret()
+// newSession starts a session for tab. It never reuses a session the
+// browser already holds: a cookie planted in the browser by someone who
+// knows its value (session fixation) must not gain the new tab.
+func (a *auth) newSession(tab int) (path, cookie string, err error) {
+	p, path, err := newSecret()
 	if err != nil {
-		return "", err
+		return "", "", err
+	}
+	c, cookie, err := newSecret()
+	if err != nil {
+		return "", "", err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.pruneLocked()
 	if len(a.sessions) >= maxSessions {
+		clear(a.sessions[:1])
 		a.sessions = a.sessions[1:]
 	}
-	a.sessions = append(a.sessions, &session{secret: secret, tabs: map[int]bool{tab: true}, expires: a.now().Add(SessionTTL)})
-	return v, nil
+	a.sessions = append(a.sessions, &session{path: p, secret: c, tab: tab, expires: a.now().Add(SessionTTL)})
+	return path, cookie, nil
 }
 
-// allowed reports whether one of the cookie values names a live session
-// that may view tab.
-func (a *auth) allowed(tab int, values []string) bool {
+// session returns the tab of the live session whose path is path and whose
+// cookie is among values.
+func (a *auth) session(path string, values []string) (int, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.pruneLocked()
-	ok := false
-	for _, v := range values {
-		g := []byte(v)
-		for _, s := range a.sessions {
-			if subtle.ConstantTimeCompare(s.secret, g) == 1 && s.tabs[tab] {
-				ok = true
+	tab, ok := 0, false
+	p := []byte(path)
+	for _, s := range a.sessions {
+		pathOK := subtle.ConstantTimeCompare(s.path, p)
+		for _, v := range values {
+			if pathOK&subtle.ConstantTimeCompare(s.secret, []byte(v)) == 1 {
+				tab, ok = s.tab, true
 			}
 		}
 	}
-	return ok
+	return tab, ok
 }
 
-func (a *auth) findLocked(values []string) *session {
+// close drops every ticket, removing their link files.
+func (a *auth) close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for len(a.tickets) > 0 {
+		a.dropTicketLocked(0)
+	}
+	clear(a.sessions)
+	a.sessions = nil
+}
+
+// prune drops expired tickets and sessions.
+func (a *auth) prune() {
+	a.mu.Lock()
 	a.pruneLocked()
-	var found *session
-	for _, v := range values {
-		g := []byte(v)
-		for _, s := range a.sessions {
-			if subtle.ConstantTimeCompare(s.secret, g) == 1 {
-				found = s
-			}
+	a.mu.Unlock()
+}
+
+// nextExpiry is when the oldest ticket with a link file expires.
+func (a *auth) nextExpiry() (time.Time, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, t := range a.tickets {
+		if t.file != "" {
+			return t.expires, true
 		}
 	}
-	return found
+	return time.Time{}, false
+}
+
+func (a *auth) dropTicketLocked(i int) {
+	if f := a.tickets[i].file; f != "" {
+		// The file holds the ticket in clear; it must not outlive it.
+		os.Remove(f)
+	}
+	copy(a.tickets[i:], a.tickets[i+1:])
+	a.tickets[len(a.tickets)-1] = nil
+	a.tickets = a.tickets[:len(a.tickets)-1]
 }
 
 func (a *auth) pruneLocked() {
 	now := a.now()
-	ts := a.tickets[:0]
-	for _, t := range a.tickets {
-		if now.Before(t.expires) {
-			ts = append(ts, t)
+	for i := 0; i < len(a.tickets); {
+		if now.Before(a.tickets[i].expires) {
+			i++
+			continue
 		}
+		a.dropTicketLocked(i)
 	}
-	clear(a.tickets[len(ts):])
-	a.tickets = ts
 	ss := a.sessions[:0]
 	for _, s := range a.sessions {
 		if now.Before(s.expires) {
@@ -171,7 +220,8 @@ func (a *auth) pruneLocked() {
 }
 
 // cookieValues collects every reins_live cookie the request carries: a
-// browser may hold stale ones beside the current one.
+// browser may hold stale ones beside the current one, or one planted by
+// another local origin (cookies ignore ports).
 func cookieValues(r *http.Request) []string {
 	var vs []string
 	for _, c := range r.Cookies() {
@@ -182,23 +232,17 @@ func cookieValues(r *http.Request) []string {
 	return vs
 }
 
-// sessionCookies are the two cookies that carry one session. Path=/live
-// covers the page; the socket lives at /live-ws, which RFC 6265 path
-// matching does not put under /live (the next character is "-", not "/"), so
-// a twin cookie scoped to /live-ws carries the same value there. Neither has
-// a Domain, so both stay host-only on 127.0.0.1; HttpOnly keeps them from
-// the page's own script and SameSite=Strict from every other site's
-// requests.
-func sessionCookies(value string) []*http.Cookie {
-	mk := func(path string) *http.Cookie {
-		return &http.Cookie{
-			Name:     CookieName,
-			Value:    value,
-			Path:     path,
-			MaxAge:   int(SessionTTL / time.Second),
-			HttpOnly: true,
-			SameSite: http.SameSiteStrictMode,
-		}
+// sessionCookie carries one session. Its Path is the session's own prefix,
+// which covers the page and the socket and nothing else on any port. It has
+// no Domain, so it stays host-only on 127.0.0.1; HttpOnly keeps it from the
+// page's own script and SameSite=Strict from every other site's requests.
+func sessionCookie(path, value string) *http.Cookie {
+	return &http.Cookie{
+		Name:     CookieName,
+		Value:    value,
+		Path:     sessionPrefix + path,
+		MaxAge:   int(SessionTTL / time.Second),
+		HttpOnly: true,
+		SameSite: http.SameSiteStrictMode,
 	}
-	return []*http.Cookie{mk("/live"), mk("/live-ws")}
 }

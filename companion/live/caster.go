@@ -364,8 +364,23 @@ func (c *caster) fanout(f rawFrame) {
 	}
 	if lv, changed := c.adapt.windowDone(worst); changed && c.streaming {
 		c.log.Info("screencast quality adapted", "quality", levels[lv].Quality, "max_width", levels[lv].MaxWidth, "worst_drop", worst)
-		c.start()
+		c.restart()
 	}
+}
+
+// restart applies a new level to a running screencast. Chromium refuses a
+// second Page.startScreencast while one runs ("Screencast is already
+// active"), so the running one stops first. Frames of the old one that are
+// still on their way are acked and shown like any other.
+func (c *caster) restart() {
+	ctx, cancel := c.s.callCtx()
+	_, err := c.s.opts.Hub.CDP(ctx, c.tab, "Page.stopScreencast", nil, "", Client)
+	cancel()
+	if err != nil {
+		c.log.Debug("screencast not stopped before a restart", "err", err)
+	}
+	c.streaming = false
+	c.start()
 }
 
 func (c *caster) events() {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -17,6 +18,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -204,7 +206,7 @@ func newEnv(t *testing.T, tune ...func(*Options)) *env {
 	port := ln.Addr().(*net.TCPAddr).Port
 	e := &env{t: t, hub: h, clock: &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}, rec: newRecorder(), changes: make(chan struct{}, 64), hubChanged: hubChanged}
 	e.base = "http://127.0.0.1:" + strconv.Itoa(port)
-	opts := Options{Hub: h, BaseURL: e.base, Logger: log, Now: e.clock.Now, OnChange: func() {
+	opts := Options{Hub: h, BaseURL: e.base, LinkDir: t.TempDir(), Logger: log, Now: e.clock.Now, OnChange: func() {
 		select {
 		case e.changes <- struct{}{}:
 		default:
@@ -216,9 +218,10 @@ func newEnv(t *testing.T, tune ...func(*Options)) *env {
 	e.live = New(opts)
 	// The same entries the companion's route table has for Live view.
 	routes := map[string]edge.Route{
-		"/{$}":            {Origins: edge.ExtensionOrigin, Handler: h},
-		"GET /live/{tab}": {Origins: edge.SelfOrigin, Handler: http.HandlerFunc(e.live.ServePage)},
-		"GET /live-ws":    {Origins: edge.SelfOrigin, Handler: http.HandlerFunc(e.live.ServeSocket)},
+		"/{$}":                        {Origins: edge.ExtensionOrigin, Handler: h},
+		"GET /live/{tab}":             {Origins: edge.SelfOrigin, Handler: http.HandlerFunc(e.live.ServeLink)},
+		"GET /live/s/{session}/{tab}": {Origins: edge.SelfOrigin, Handler: http.HandlerFunc(e.live.ServePage)},
+		"GET /live/s/{session}/ws":    {Origins: edge.SelfOrigin, Handler: http.HandlerFunc(e.live.ServeSocket)},
 	}
 	srv := httptest.NewUnstartedServer(edge.New(edge.Config{Port: port}, routes))
 	srv.Listener.Close()
@@ -240,6 +243,9 @@ func newEnv(t *testing.T, tune ...func(*Options)) *env {
 	}
 	t.Cleanup(x.Kill)
 	e.ext = x
+	// Like Chromium, the fake refuses a second screencast while one runs.
+	var castMu sync.Mutex
+	casting := false
 	x.Handle(wire.MethodCDP, func(params json.RawMessage) (any, error) {
 		var p wire.CDPParams
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -249,8 +255,20 @@ func newEnv(t *testing.T, tune ...func(*Options)) *env {
 		switch p.Method {
 		case "Page.getLayoutMetrics":
 			return map[string]any{"cssVisualViewport": map[string]any{"clientWidth": 800, "clientHeight": 600}}, nil
-		case "Page.startScreencast", "Page.stopScreencast", "Page.screencastFrameAck",
-			"Input.dispatchMouseEvent", "Input.dispatchKeyEvent":
+		case "Page.startScreencast":
+			castMu.Lock()
+			defer castMu.Unlock()
+			if casting {
+				return nil, wire.Errorf(wire.CodeInternal, "Screencast is already active")
+			}
+			casting = true
+			return map[string]any{}, nil
+		case "Page.stopScreencast":
+			castMu.Lock()
+			casting = false
+			castMu.Unlock()
+			return map[string]any{}, nil
+		case "Page.screencastFrameAck", "Input.dispatchMouseEvent", "Input.dispatchKeyEvent":
 			return map[string]any{}, nil
 		}
 		return nil, wire.Errorf(wire.CodeInternal, "fake extension does not know %s", p.Method)
@@ -311,25 +329,61 @@ func (e *env) sendFrame(t testing.TB, data string, ackID int, w, h, ts float64) 
 	}
 }
 
+// viewSession is a redeemed link as a browser holds it: the cookie jar and
+// the session's page.
+type viewSession struct {
+	jar  http.CookieJar
+	page string // absolute URL of the session's page
+}
+
+// socketURL is the session's socket, beside its page.
+func (v viewSession) socketURL() string {
+	return strings.Replace(v.page[:strings.LastIndexByte(v.page, '/')], "http://", "ws://", 1) + "/ws"
+}
+
+var refreshRE = regexp.MustCompile(`<meta http-equiv="refresh" content="0; url=([^"]+)">`)
+
+// follow opens link as a browser does: it keeps the cookies it is given
+// and moves on where the page's meta refresh points, until a page stays.
+// It returns the last answer, its body and the URL it came from.
+func follow(t testing.TB, jar http.CookieJar, link string) (*http.Response, string, string) {
+	t.Helper()
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for range 4 {
+		resp, err := c.Get(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		m := refreshRE.FindStringSubmatch(string(body))
+		if resp.StatusCode != http.StatusOK || m == nil {
+			return resp, string(body), link
+		}
+		next, err := resp.Request.URL.Parse(html.UnescapeString(m[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		link = next.String()
+	}
+	t.Fatalf("%s refreshes without end", link)
+	return nil, "", ""
+}
+
 // open redeems a fresh link in a cookie jar, as a browser would, and
-// returns the jar.
-func (e *env) open(t testing.TB, tab int) http.CookieJar {
+// returns the session it opened.
+func (e *env) open(t testing.TB, tab int) viewSession {
 	t.Helper()
 	link, err := e.live.ViewURL(tab)
 	if err != nil {
 		t.Fatal(err)
 	}
 	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(link)
-	if err != nil {
-		t.Fatal(err)
+	resp, _, page := follow(t, jar, link)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(page, e.base+"/live/s/") {
+		t.Fatalf("opening the link: status %d at %s", resp.StatusCode, page)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("opening the link: status %d", resp.StatusCode)
-	}
-	return jar
+	return viewSession{jar: jar, page: page}
 }
 
 type dialOpts struct {
@@ -340,10 +394,15 @@ type dialOpts struct {
 	tinyBuffer bool
 }
 
-// dial opens /live-ws for tab with the jar's cookie.
-func (e *env) dial(t testing.TB, jar http.CookieJar, tab int, o dialOpts) (*websocket.Conn, *http.Response, error) {
+// dial opens the session's socket with its cookie.
+func (e *env) dial(t testing.TB, vs viewSession, o dialOpts) (*websocket.Conn, *http.Response, error) {
 	t.Helper()
-	u := strings.Replace(e.base, "http", "ws", 1) + "/live-ws?tab=" + strconv.Itoa(tab)
+	return e.dialURL(t, vs.socketURL(), vs.jar, o)
+}
+
+// dialURL opens a live socket at u with the cookies jar holds for it.
+func (e *env) dialURL(t testing.TB, u string, jar http.CookieJar, o dialOpts) (*websocket.Conn, *http.Response, error) {
+	t.Helper()
 	h := http.Header{}
 	switch o.origin {
 	case "":
@@ -353,7 +412,7 @@ func (e *env) dial(t testing.TB, jar http.CookieJar, tab int, o dialOpts) (*webs
 		h.Set("Origin", o.origin)
 	}
 	if jar != nil && !o.noCookie {
-		pu, _ := url.Parse(e.base + "/live-ws")
+		pu, _ := url.Parse(strings.Replace(u, "ws://", "http://", 1))
 		for _, c := range jar.Cookies(pu) {
 			h.Add("Cookie", c.String())
 		}
@@ -381,8 +440,7 @@ func (e *env) dial(t testing.TB, jar http.CookieJar, tab int, o dialOpts) (*webs
 // view opens a link and connects a viewer that reads in the background.
 func (e *env) view(t testing.TB) *client {
 	t.Helper()
-	jar := e.open(t, e.tab)
-	conn, _, err := e.dial(t, jar, e.tab, dialOpts{})
+	conn, _, err := e.dial(t, e.open(t, e.tab), dialOpts{})
 	if err != nil {
 		t.Fatal(err)
 	}

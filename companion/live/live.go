@@ -16,8 +16,13 @@
 //	     key {type: down|up|char, key, code, text, modifiers, keyCode}
 //	     takeover {on}
 //
-// A viewer session (the cookie) is valid for the tabs whose tickets that
-// browser redeemed, not for every tab: a leaked cookie shows no other tab.
+// Links and sessions: a link is /live/{tab}?ticket=T, a one-time ticket
+// valid for TicketTTL. Redeeming it starts a new session for that one tab:
+// a random path /live/s/{session}/ where the page ({tab}) and its socket
+// (ws) live, and a cookie scoped to that path that expires with the session
+// (SessionTTL). The tray never puts a ticket on a command line, where other
+// users of the machine can read it: it opens a 0600 file in the data dir
+// that leads the browser to the link (OpenURL).
 package live
 
 import (
@@ -26,7 +31,10 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/wire"
@@ -48,14 +56,17 @@ const Client = "Live view"
 const TicketTTL = 60 * time.Second
 
 // SessionTTL bounds a viewer session: a browser that redeemed a ticket can
-// reload the page or reconnect for this long.
-const SessionTTL = 12 * time.Hour
+// reload the page or reconnect for this long. A view already open goes on.
+const SessionTTL = time.Hour
 
 // Options configure a Server.
 type Options struct {
 	Hub Hub
 	// BaseURL is the companion's own origin, http://127.0.0.1:PORT.
 	BaseURL string
+	// LinkDir is where OpenURL writes its link files: a directory only the
+	// person can read (the data dir's "live"). Empty turns OpenURL off.
+	LinkDir string
 	Logger  *slog.Logger
 	// Now is the clock for ticket and session expiry; tests inject one.
 	Now func() time.Time
@@ -75,10 +86,16 @@ type Server struct {
 	log  *slog.Logger
 	auth *auth
 
+	// shuttingDown is set by Close: views end quickly, without waiting
+	// for viewers.
+	shuttingDown atomic.Bool
+
 	mu       sync.Mutex
+	janitor  *time.Timer // removes link files whose tickets expired
 	casts    map[int]*caster
 	holders  map[int]*viewer // take-over holder per tab
 	viewers  map[*viewer]struct{}
+	conns    map[*websocket.Conn]struct{} // every open viewer socket
 	closed   bool
 	handlers sync.WaitGroup // socket handlers in flight
 }
@@ -97,6 +114,7 @@ func New(opts Options) *Server {
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = 10 * time.Second
 	}
+	removeStaleLinks(opts.LinkDir)
 	return &Server{
 		opts:    opts,
 		log:     opts.Logger.With("component", "live"),
@@ -104,25 +122,37 @@ func New(opts Options) *Server {
 		casts:   map[int]*caster{},
 		holders: map[int]*viewer{},
 		viewers: map[*viewer]struct{}{},
+		conns:   map[*websocket.Conn]struct{}{},
 	}
 }
 
 // ViewURL returns a Live view link for a shared tab, carrying a one-time
 // ticket valid for TicketTTL.
 func (s *Server) ViewURL(tabID int) (string, error) {
-	t, _, err := s.opts.Hub.Tab(tabID)
-	if err != nil {
-		return "", fmt.Errorf("live view of tab %d: %w", tabID, err)
+	if err := s.checkShared(tabID); err != nil {
+		return "", err
 	}
-	if !t.Shared {
-		return "", fmt.Errorf("live view of tab %d: %w", tabID, wire.Errorf(wire.CodeNotShared, "tab %d is not shared with Reins; share it from the extension first", tabID))
-	}
-	ticket, err := s.auth.issueTicket(tabID)
+	ticket, err := s.auth.issueTicket(tabID, "", nil)
 	if err != nil {
 		return "", fmt.Errorf("live view of tab %d: %w", tabID, err)
 	}
 	s.log.Info("live view link issued", "tab", tabID)
-	return fmt.Sprintf("%s/live/%d?ticket=%s", s.opts.BaseURL, tabID, ticket), nil
+	return s.linkURL(tabID, ticket), nil
+}
+
+func (s *Server) linkURL(tabID int, ticket string) string {
+	return fmt.Sprintf("%s/live/%d?ticket=%s", s.opts.BaseURL, tabID, ticket)
+}
+
+func (s *Server) checkShared(tabID int) error {
+	t, _, err := s.opts.Hub.Tab(tabID)
+	if err != nil {
+		return fmt.Errorf("live view of tab %d: %w", tabID, err)
+	}
+	if !t.Shared {
+		return fmt.Errorf("live view of tab %d: %w", tabID, wire.Errorf(wire.CodeNotShared, "tab %d is not shared with Reins; share it from the extension first", tabID))
+	}
+	return nil
 }
 
 // TakenOverBy is who holds a tab in Live view, as TakenOver names them.
@@ -150,6 +180,10 @@ func (s *Server) Close() {
 		return
 	}
 	s.closed = true
+	s.shuttingDown.Store(true)
+	if s.janitor != nil {
+		s.janitor.Stop()
+	}
 	casts := make([]*caster, 0, len(s.casts))
 	for _, c := range s.casts {
 		casts = append(casts, c)
@@ -158,10 +192,33 @@ func (s *Server) Close() {
 	for _, c := range casts {
 		c.end(wire.Code("shutting_down"), "Reins is shutting down; open Live view again from the Reins tray once it runs")
 	}
-	s.handlers.Wait()
+	// Viewers have until shutdownGrace to take their last message. A
+	// viewer still stuck in an earlier write (a frame to a viewer that
+	// stopped reading, which may take the whole WriteTimeout) then has its
+	// connection closed under it.
+	handled := make(chan struct{})
+	go func() {
+		s.handlers.Wait()
+		close(handled)
+	}()
+	select {
+	case <-handled:
+	case <-time.After(shutdownGrace):
+		s.mu.Lock()
+		conns := make([]*websocket.Conn, 0, len(s.conns))
+		for c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.mu.Unlock()
+		for _, c := range conns {
+			c.CloseNow()
+		}
+		<-handled
+	}
 	for _, c := range casts {
 		<-c.done
 	}
+	s.auth.close()
 }
 
 func (s *Server) changed() {

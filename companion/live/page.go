@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
+	"html"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,6 +15,9 @@ var livePageHTML string
 
 //go:embed page/expired.html
 var expiredPageHTML string
+
+//go:embed page/open.html
+var openPageHTML string
 
 //go:embed page/live.css
 var liveCSS string
@@ -27,8 +31,10 @@ var liveJS string
 var (
 	livePage    []byte
 	expiredPage []byte
+	openPage    string // {{URL}} is the session's page
 	liveCSP     string
 	expiredCSP  string
+	openCSP     string
 )
 
 func init() {
@@ -37,6 +43,8 @@ func init() {
 	liveCSP = "default-src 'none'; script-src " + hashSource(liveJS) + "; style-src " + hashSource(liveCSS) +
 		"; connect-src 'self' ws://{{HOST}}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 	expiredCSP = "default-src 'none'; style-src " + hashSource(liveCSS) + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	openPage = strings.NewReplacer("{{STYLE}}", liveCSS).Replace(openPageHTML)
+	openCSP = expiredCSP
 }
 
 func hashSource(s string) string {
@@ -69,39 +77,58 @@ func parseTab(s string) (int, bool) {
 	return n, true
 }
 
-// ServePage answers GET /live/{tab}. With a valid ticket it consumes it,
-// sets the session cookies and redirects to the same path without the
-// ticket, so the ticket is not left in the history or the address bar. With
-// a session valid for the tab it serves the page. Anything else is the
-// expired-link page with 403.
+// ServeLink answers GET /live/{tab}?ticket=…, the link the tray and `reins
+// live` hand out. A valid ticket is consumed and always turns into a new
+// session, whatever cookies the request brings; the answer sets the
+// session's cookie and sends the browser on to the session's page, so the
+// ticket is not left in the address bar. Anything else is the expired-link
+// page with 403.
+//
+// The answer is a page that moves on by itself (a meta refresh) rather
+// than an HTTP redirect: a link opened from a file:// page (OpenURL) starts
+// a cross-site navigation, and a browser keeps treating its redirects as
+// cross-site, so it would not send the SameSite=Strict cookie to the
+// session's page. The page's own navigation is same-site.
+func (s *Server) ServeLink(w http.ResponseWriter, r *http.Request) {
+	tab, ok := parseTab(r.PathValue("tab"))
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	t := r.URL.Query().Get("ticket")
+	if t == "" || !s.auth.redeem(tab, t) {
+		if t != "" {
+			s.log.Info("live view link refused: ticket unknown, used or expired", "tab", tab)
+		}
+		s.expired(w)
+		return
+	}
+	path, cookie, err := s.auth.newSession(tab)
+	if err != nil {
+		s.log.Error("live view session not created", "tab", tab, "err", err)
+		http.Error(w, "reins: could not start a live view session", http.StatusInternalServerError)
+		return
+	}
+	http.SetCookie(w, sessionCookie(path, cookie))
+	s.log.Info("live view link opened", "tab", tab)
+	next := sessionPrefix + path + "/" + strconv.Itoa(tab)
+	pageHeaders(w, openCSP)
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write([]byte(strings.ReplaceAll(openPage, "{{URL}}", html.EscapeString(next))))
+	}
+}
+
+// ServePage answers GET /live/s/{session}/{tab}: the Live view page, for a
+// browser that holds the session's cookie on the session's path. Anything
+// else is the expired-link page with 403.
 func (s *Server) ServePage(w http.ResponseWriter, r *http.Request) {
 	tab, ok := parseTab(r.PathValue("tab"))
 	if !ok {
 		http.NotFound(w, r)
 		return
 	}
-	if t := r.URL.Query().Get("ticket"); t != "" {
-		if !s.auth.redeem(tab, t) {
-			s.log.Info("live view link refused: ticket unknown, used or expired", "tab", tab)
-			s.expired(w)
-			return
-		}
-		value, err := s.auth.grant(tab, cookieValues(r))
-		if err != nil {
-			s.log.Error("live view session not created", "tab", tab, "err", err)
-			http.Error(w, "reins: could not start a live view session", http.StatusInternalServerError)
-			return
-		}
-		for _, c := range sessionCookies(value) {
-			http.SetCookie(w, c)
-		}
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("Referrer-Policy", "no-referrer")
-		s.log.Info("live view link opened", "tab", tab)
-		http.Redirect(w, r, "/live/"+strconv.Itoa(tab), http.StatusSeeOther)
-		return
-	}
-	if !s.auth.allowed(tab, cookieValues(r)) {
+	if got, ok := s.auth.session(r.PathValue("session"), cookieValues(r)); !ok || got != tab {
 		s.expired(w)
 		return
 	}

@@ -19,8 +19,19 @@ import (
 const maxInBytes = 64 << 10
 
 // finalWriteTimeout bounds the error message at the end of a view, so a
-// stalled viewer cannot hold up the end of the others or a shutdown.
+// stalled viewer cannot hold up the end of the others.
 const finalWriteTimeout = 2 * time.Second
+
+// shutdownWriteTimeout bounds it when the companion shuts down, which must
+// be over within 2 s whatever the viewers do. The connection then closes
+// without the close handshake, which waits up to 5 s for a viewer that
+// does not answer: the error message has said all there is to say.
+const shutdownWriteTimeout = 500 * time.Millisecond
+
+// shutdownGrace bounds the whole end of the views at shutdown: their last
+// messages, then the connections of viewers still stuck in a write close
+// under them.
+const shutdownGrace = 2 * shutdownWriteTimeout
 
 // viewer is one /live-ws connection. Its queue holds at most one frame
 // (newest wins) plus the few control messages, which are never dropped and
@@ -156,7 +167,11 @@ func (v *viewer) writer(done chan<- struct{}) {
 			return
 		}
 		timeout := v.s.opts.WriteTimeout
-		if final {
+		shutdown := v.s.shuttingDown.Load()
+		switch {
+		case final && shutdown:
+			timeout = shutdownWriteTimeout
+		case final:
 			timeout = finalWriteTimeout
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -176,30 +191,34 @@ func (v *viewer) writer(done chan<- struct{}) {
 			return
 		}
 		if final {
-			v.conn.Close(websocket.StatusNormalClosure, "live view ended")
+			if shutdown {
+				v.conn.CloseNow()
+			} else {
+				v.conn.Close(websocket.StatusNormalClosure, "live view ended")
+			}
 			return
 		}
 	}
 }
 
-// ServeSocket answers GET /live-ws?tab=N. The edge has already refused
-// foreign Origins; browsers always send one on a WebSocket upgrade, so a
-// missing Origin is refused here too, as is a request without a session
-// cookie valid for the tab.
+// ServeSocket answers GET /live/s/{session}/ws, the page's socket. The
+// session's path and its cookie are the gate: both are secrets that only
+// the browser that redeemed the ticket holds, and neither can be forged by
+// a client that does not know them. The Origin must be the companion's own
+// as well (the edge refuses foreign ones; a browser always sends one on a
+// WebSocket upgrade, so a missing one is refused here), which stops a page
+// of another origin in that same browser, though any other client can
+// forge it.
 func (s *Server) ServeSocket(w http.ResponseWriter, r *http.Request) {
-	tab, ok := parseTab(r.URL.Query().Get("tab"))
-	if !ok {
-		http.Error(w, "reins: live view needs ?tab=N", http.StatusBadRequest)
-		return
-	}
 	origin := r.Header.Get("Origin")
 	if origin == "" || origin != "http://"+r.Host {
-		s.log.Warn("live view socket refused: origin", "tab", tab, "origin", origin)
+		s.log.Warn("live view socket refused: origin", "origin", origin)
 		http.Error(w, "reins: live view only answers its own page", http.StatusForbidden)
 		return
 	}
-	if !s.auth.allowed(tab, cookieValues(r)) {
-		s.log.Warn("live view socket refused: no session for the tab", "tab", tab)
+	tab, ok := s.auth.session(r.PathValue("session"), cookieValues(r))
+	if !ok {
+		s.log.Warn("live view socket refused: no such session")
 		http.Error(w, "reins: this live view has expired; open Live view again from the Reins tray", http.StatusForbidden)
 		return
 	}
@@ -221,6 +240,9 @@ func (s *Server) ServeSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	conn.SetReadLimit(maxInBytes)
+	s.mu.Lock()
+	s.conns[conn] = struct{}{}
+	s.mu.Unlock()
 	v := &viewer{s: s, tab: tab, conn: conn, log: s.log.With("tab", tab), signal: make(chan struct{}, 1)}
 	wdone := make(chan struct{})
 	go v.writer(wdone)
@@ -228,6 +250,9 @@ func (s *Server) ServeSocket(w http.ResponseWriter, r *http.Request) {
 		v.shut()
 		<-wdone
 		conn.CloseNow()
+		s.mu.Lock()
+		delete(s.conns, conn)
+		s.mu.Unlock()
 	}()
 
 	if !s.greet(v) {

@@ -170,9 +170,10 @@ func (s *Store) Park(from Relay, p wire.PairOffer) (Offer, error) {
 	s.byOriginRate[origin] = append(s.byOriginRate[origin], now)
 	s.byBrowserRate[from.BrowserID] = append(s.byBrowserRate[from.BrowserID], now)
 	s.scheduleLocked()
+	parked := *o // SetShown may change o once the lock is gone
 	s.mu.Unlock()
 	s.onChange()
-	return *o, nil
+	return parked, nil
 }
 
 // admitLocked applies the limits to an offer about to be parked.

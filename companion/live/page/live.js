@@ -8,7 +8,6 @@
   const $ = (id) => document.getElementById(id);
   const canvas = $('screen');
   const ctx = canvas.getContext('2d');
-  const tabId = Number(location.pathname.split('/').pop());
   const ruleWatching = $('rule').innerHTML;
 
   const st = {
@@ -30,7 +29,9 @@
 
   let ws;
   try {
-    ws = new WebSocket(`ws://${location.host}/live-ws?tab=${tabId}`);
+    // The socket sits beside the page, under the session's own path, where
+    // the session cookie is sent.
+    ws = new WebSocket(`ws://${location.host}${location.pathname.replace(/[^/]*$/, 'ws')}`);
   } catch (e) {
     end('failed', 'Live view could not connect to Reins.');
     return;

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package devbrowser
+
+func setuidRoot(string) bool { return false }

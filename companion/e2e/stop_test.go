@@ -1,0 +1,162 @@
+//go:build linux
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reinshq/reins/companion/e2e/internal/harness"
+	"github.com/reinshq/reins/companion/internal/proctest"
+)
+
+// stopBudget is how long a companion may take to exit after SIGTERM, with
+// browsers, agents and viewers connected.
+const stopBudget = 2 * time.Second
+
+// goneWithin is how long the dev browser may outlive a companion that was
+// killed.
+const goneWithin = 5 * time.Second
+
+// sigterm stops r with SIGTERM and returns how long it took to exit; it
+// fails the test when the exit is not clean.
+func sigterm(t *testing.T, r *harness.Reins) time.Duration {
+	t.Helper()
+	start := time.Now()
+	if err := r.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.Exited():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("reins still runs 30 s after SIGTERM\n%s", harness.Tail(r.Output(), 30))
+	}
+	took := time.Since(start)
+	if err := r.ExitErr(); err != nil {
+		t.Fatalf("reins exited uncleanly: %v\n%s", err, harness.Tail(r.Output(), 30))
+	}
+	return took
+}
+
+// TestStopOnSIGTERMWithABrowserAnAgentAndAViewer stops a companion with the
+// real extension connected in Chromium, an MCP agent with a session open
+// and a Live viewer watching a busy tab: it must be gone within stopBudget.
+func TestStopOnSIGTERMWithABrowserAnAgentAndAViewer(t *testing.T) {
+	s := newStack(t)
+	pages := startLivePages()
+	t.Cleanup(pages.Close)
+	ctx := within(t, liveStep)
+	cs := mcpSession(t, s.Reins, "stopper")
+	mustTool(t, cs, "tabs_context_mcp", map[string]any{"createIfEmpty": true})
+	tab, err := openLiveTab(ctx, s, pages, "busy", "stop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, err := liveURL(ctx, s, tab.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, _, err := redeem(ctx, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, _, err := dialLive(ctx, ls, s.Reins.BaseURL(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	for {
+		m, err := readLive(ctx, conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Kind == "frame" {
+			break
+		}
+	}
+	took := sigterm(t, s.Reins)
+	t.Logf("stopped %s after SIGTERM", took.Round(time.Millisecond))
+	if took > stopBudget {
+		t.Fatalf("reins took %s to stop, over %s\n%s", took, stopBudget, harness.Tail(s.Reins.Output(), 30))
+	}
+}
+
+var devStartedRE = regexp.MustCompile(`msg="dev browser started".* pid=(\d+) .*profile=(\S+)`)
+
+// startDevCompanion runs reins headless --dev-browser and returns it with
+// its dev Chromium's pid, once the dev browser serves an agent.
+func startDevCompanion(t *testing.T) (*harness.Reins, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	path := harness.ChromiumPath()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("no Chromium at %s (set REINS_CHROMIUM): %v", path, err)
+	}
+	r, err := harness.StartReins(ctx, "--dev-browser", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	m := devStartedRE.FindStringSubmatch(r.Output())
+	if m == nil {
+		t.Fatalf("no dev browser in the log:\n%s", harness.Tail(r.Output(), 30))
+	}
+	pid, _ := strconv.Atoi(m[1])
+	// A companion that is killed leaves its temporary profile behind.
+	t.Cleanup(func() { os.RemoveAll(m[2]) })
+	cs := mcpSession(t, r, "dev-agent")
+	mustTool(t, cs, "tabs_create_mcp", map[string]any{"url": "about:blank"})
+	return r, pid
+}
+
+// TestStopOnSIGTERMWithTheDevBrowser stops a companion that drives its own
+// dev Chromium, with an agent that has a tab in it: the companion must be
+// gone within stopBudget, and its Chromium with it.
+func TestStopOnSIGTERMWithTheDevBrowser(t *testing.T) {
+	r, pid := startDevCompanion(t)
+	group := proctest.GroupPIDs(pid)
+	if len(group) < 2 {
+		t.Fatalf("the dev Chromium's process group holds %v; want it and its helpers", group)
+	}
+	took := sigterm(t, r)
+	t.Logf("stopped %s after SIGTERM", took.Round(time.Millisecond))
+	if took > stopBudget {
+		t.Fatalf("reins took %s to stop, over %s\n%s", took, stopBudget, harness.Tail(r.Output(), 30))
+	}
+	if alive, err := proctest.WaitGone(group, time.Second); err != nil || len(alive) > 0 {
+		t.Fatalf("the dev Chromium's processes %v outlived the companion (%v)", alive, err)
+	}
+}
+
+// The bug: the dev Chromium runs in a process group of its own, so when
+// the companion was killed (no chance to close it) it kept running, its
+// profile and its pages with it. It must die with the companion.
+func TestDevBrowserDiesWhenTheCompanionIsKilled(t *testing.T) {
+	r, pid := startDevCompanion(t)
+	group := proctest.GroupPIDs(pid)
+	if len(group) < 2 {
+		t.Fatalf("the dev Chromium's process group holds %v; want it and its helpers", group)
+	}
+	start := time.Now()
+	if err := r.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-r.Exited()
+	alive, err := proctest.WaitGone(group, goneWithin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(alive) > 0 {
+		for _, p := range alive {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+		t.Fatalf("%s after the companion was killed, its dev Chromium's processes %v still run", goneWithin, alive)
+	}
+	t.Logf("the dev Chromium and its %d helpers were gone %s after the companion was killed", len(group)-1, time.Since(start).Round(time.Millisecond))
+}

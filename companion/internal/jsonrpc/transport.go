@@ -1,0 +1,120 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Pipe is a Transport over a pair of byte streams carrying NUL-terminated
+// messages, as Chromium's --remote-debugging-pipe does on fds 3 and 4.
+type Pipe struct {
+	r   *bufio.Reader
+	w   io.Writer
+	max int
+	c   []io.Closer
+
+	wmu    sync.Mutex
+	broken error
+	once   sync.Once
+}
+
+// NewPipe reads messages from r and writes them to w; a message over max
+// bytes (0: no cap) ends the link. Close closes r and w when they are
+// Closers. A w with SetWriteDeadline (an *os.File pipe) gets each write's
+// deadline; without it a write has none.
+func NewPipe(r io.Reader, w io.Writer, max int) *Pipe {
+	p := &Pipe{r: bufio.NewReaderSize(r, 64<<10), w: w, max: max}
+	for _, x := range []any{r, w} {
+		if c, ok := x.(io.Closer); ok {
+			p.c = append(p.c, c)
+		}
+	}
+	return p
+}
+
+// ReadMessage returns the next message without its NUL.
+func (p *Pipe) ReadMessage() ([]byte, error) {
+	var msg []byte
+	for {
+		chunk, err := p.r.ReadSlice(0)
+		if p.max > 0 && len(msg)+len(chunk) > p.max+1 {
+			return nil, fmt.Errorf("a message over %d bytes: %w", p.max, ErrTooBig)
+		}
+		msg = append(msg, chunk...)
+		switch {
+		case err == nil:
+			return msg[:len(msg)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return nil, err
+		}
+	}
+}
+
+type writeDeadliner interface {
+	SetWriteDeadline(time.Time) error
+}
+
+// WriteMessage writes msg and its NUL in one write. A write cut short by
+// the deadline breaks the pipe for good: the peer holds half a message.
+func (p *Pipe) WriteMessage(ctx context.Context, msg []byte) error {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.broken != nil {
+		return p.broken
+	}
+	if d, ok := p.w.(writeDeadliner); ok {
+		deadline, _ := ctx.Deadline()
+		if err := d.SetWriteDeadline(deadline); err != nil && !errors.Is(err, os.ErrNoDeadline) {
+			return err
+		}
+	}
+	buf := make([]byte, 0, len(msg)+1)
+	buf = append(append(buf, msg...), 0)
+	if _, err := p.w.Write(buf); err != nil {
+		p.broken = fmt.Errorf("pipe broken by a failed write: %w", err)
+		return err
+	}
+	return nil
+}
+
+// Close closes both streams.
+func (p *Pipe) Close() error {
+	var err error
+	p.once.Do(func() {
+		for _, c := range p.c {
+			err = errors.Join(err, c.Close())
+		}
+	})
+	return err
+}
+
+// WebSocket is a Transport over a coder/websocket connection, one text
+// message per message.
+type WebSocket struct{ c *websocket.Conn }
+
+// NewWebSocket wraps c; c's read limit caps what it reads.
+func NewWebSocket(c *websocket.Conn) *WebSocket { return &WebSocket{c: c} }
+
+// ReadMessage returns the next message.
+func (w *WebSocket) ReadMessage() ([]byte, error) {
+	_, data, err := w.c.Read(context.Background())
+	return data, err
+}
+
+// WriteMessage writes one text message before ctx ends.
+func (w *WebSocket) WriteMessage(ctx context.Context, msg []byte) error {
+	return w.c.Write(ctx, websocket.MessageText, msg)
+}
+
+// Close closes the connection at once.
+func (w *WebSocket) Close() error { return w.c.CloseNow() }
