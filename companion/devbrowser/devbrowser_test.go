@@ -89,7 +89,7 @@ func TestLaunchAttachAndTabs(t *testing.T) {
 	if len(tabs) != 1 || tabs[0].URL != "about:blank" || !tabs[0].Shared {
 		t.Fatalf("initial tabs = %+v", tabs)
 	}
-	created, err := e.hub.TabsCreate(ctx, e.hb.ID, "about:blank", true, "Reins · test")
+	created, err := e.hub.TabsCreate(ctx, e.hb.ID, "about:blank", true, "Reins · test", "agent:test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestEventsFlowToSubscribers(t *testing.T) {
 		io.WriteString(w, "<title>hello</title><p>hi</p><script>console.log('from page')</script>")
 	}))
 	defer srv.Close()
-	tab, err := e.hub.TabsCreate(ctx, e.hb.ID, "about:blank", true, "")
+	tab, err := e.hub.TabsCreate(ctx, e.hb.ID, "about:blank", true, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 func TestJavaScriptTool(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("scripter")
+	s := r.e.NewSession("agent:scripter", "scripter")
 	tab := r.newTab(s, "/text")
 	for _, tc := range []struct{ code, want string }{
 		{"1 + 2", "3"},
@@ -49,7 +49,7 @@ func TestJavaScriptTool(t *testing.T) {
 // runs on the same page after one.
 func TestJavaScriptToolReleasesItsObjects(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("releaser")
+	s := r.e.NewSession("agent:releaser", "releaser")
 	tab := r.newTab(s, "/text")
 	for _, tc := range []struct{ name, script string }{
 		// Inside functions: a top-level const would live on as a binding of

@@ -7,7 +7,7 @@ import (
 
 func TestConsoleAndNetworkCapture(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("listener")
+	s := r.e.NewSession("agent:listener", "listener")
 	tab := r.newTab(s, "/console")
 	// The page sets __done after logging the fetch's answer. Console events
 	// reach the engine before the answer to this call, on the same link.

@@ -19,7 +19,7 @@ func TestTwoSessionsInParallel(t *testing.T) {
 	sessions := map[string]*tools.Session{}
 	tabs := map[string]int{}
 	for _, a := range agents {
-		sessions[a] = r.e.NewSession(a)
+		sessions[a] = r.e.NewSession("agent:"+a, a)
 		tabs[a] = r.newTab(sessions[a], "/record")
 	}
 	var wg sync.WaitGroup
@@ -72,7 +72,7 @@ func TestTwoSessionsInParallel(t *testing.T) {
 
 func TestNavigatedAway(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("careful")
+	s := r.e.NewSession("agent:careful", "careful")
 	tab := r.newTab(s, "/form")
 	tree := r.ok(s, "read_page", map[string]any{"tabId": tab, "filter": "interactive"})
 	email := refFor(t, tree, `textbox "Email"`)
@@ -145,7 +145,7 @@ func TestPausedAndTakenOver(t *testing.T) {
 		},
 		takenOver: func(int) string { return holder.Load().(string) },
 	})
-	s := r.e.NewSession("patient")
+	s := r.e.NewSession("agent:patient", "patient")
 	tab := r.newTab(s, "/record")
 
 	paused.Store(true)
@@ -173,7 +173,7 @@ func TestPausedAndTakenOver(t *testing.T) {
 	defer r.mu.Unlock()
 	var paused0, ok0 int
 	for _, a := range r.activities {
-		if a.Agent != "patient" || a.Duration < 0 {
+		if a.Agent != "patient" || a.Principal != "agent:patient" || a.Duration < 0 {
 			t.Fatalf("activity %+v", a)
 		}
 		switch a.Outcome {
