@@ -174,7 +174,7 @@ func TestBindingStateFollowsTheCompanion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if name, ok := e.tokens.Verify(tok); !ok || name != "claude" {
+	if _, name, ok := e.tokens.Verify(tok); !ok || name != "claude" {
 		t.Fatal("the issued token does not verify")
 	}
 	s = e.wait(t, "the agent", func(s ui.State) bool { return len(s.Agents) == 1 })
@@ -185,7 +185,7 @@ func TestBindingStateFollowsTheCompanion(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.wait(t, "the revoked agent to go", func(s ui.State) bool { return len(s.Agents) == 0 })
-	if _, ok := e.tokens.Verify(tok); ok {
+	if _, _, ok := e.tokens.Verify(tok); ok {
 		t.Fatal("a revoked token still verifies")
 	}
 

@@ -46,8 +46,8 @@ type fakeCall struct {
 	agent     string // label
 	principal string
 	tool      string
-	sess  *tools.Session
-	args  string
+	sess      *tools.Session
+	args      string
 }
 
 var catalog = []tools.Info{

@@ -54,9 +54,9 @@ type Activity struct {
 	Principal string
 	Agent     string
 	Tool      string
-	TabID    int
-	Outcome  string // "ok" or an error code
-	Duration time.Duration
+	TabID     int
+	Outcome   string // "ok" or an error code
+	Duration  time.Duration
 }
 
 // Runner is the engine's interface as its callers use it.

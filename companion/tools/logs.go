@@ -25,6 +25,8 @@ const (
 	// megabytes); maxNetTextBytes its MIME type and error text.
 	maxNetURLBytes  = 4 << 10
 	maxNetTextBytes = 256
+	// maxConsoleShown bounds one message in read_console_messages' answer.
+	maxConsoleShown = 2000
 )
 
 type consoleArgs struct {
@@ -92,8 +94,10 @@ func (l *consoleLog) add(method string, params json.RawMessage) {
 	e := consoleEntry{at: time.Now(), method: method, params: params}
 	if len(params) > maxConsoleEntryBytes {
 		line := formatConsole(e)
-		line.text = cut(line.text, maxConsoleEntryBytes-512)
-		line.where = cut(line.where, 256)
+		var omitted int
+		line.text, omitted = clip(line.text, maxConsoleEntryBytes-512)
+		line.omitted += omitted
+		line.where = truncate(line.where, 256)
 		e.params, e.line = nil, &line
 	}
 	l.mu.Lock()
@@ -124,20 +128,22 @@ func (l *consoleLog) snapshot(clear bool) ([]consoleEntry, int) {
 	return out, dropped
 }
 
-// cut shortens s to at most n bytes (on a rune boundary) and says how much
-// was left out.
-func cut(s string, n int) string {
+// clip shortens s to at most n bytes (on a rune boundary, marked with an
+// ellipsis) and says how many bytes it left out.
+func clip(s string, n int) (string, int) {
 	if len(s) <= n {
-		return s
+		return s, 0
 	}
 	kept := truncate(s, n)
-	return kept + fmt.Sprintf(" [%d more bytes not kept]", len(s)-len(kept)+len("…"))
+	return kept, len(s) - (len(kept) - len("…"))
 }
 
 type consoleLine struct {
 	level string
 	text  string
 	where string
+	// omitted counts the bytes of the message cut off before text.
+	omitted int
 }
 
 func formatConsole(e consoleEntry) consoleLine {
@@ -173,7 +179,7 @@ func formatConsole(e consoleEntry) consoleLine {
 			f := p.StackTrace.CallFrames[0]
 			where = fmt.Sprintf("%s:%d", f.URL, f.Line+1)
 		}
-		return consoleLine{lvl, strings.Join(parts, " "), where}
+		return consoleLine{level: lvl, text: strings.Join(parts, " "), where: where}
 	case "Runtime.exceptionThrown":
 		var p struct {
 			ExceptionDetails exceptionDetails `json:"exceptionDetails"`
@@ -184,7 +190,7 @@ func formatConsole(e consoleEntry) consoleLine {
 		if d.URL != "" {
 			where = fmt.Sprintf("%s:%d", d.URL, d.Line+1)
 		}
-		return consoleLine{"error", "Uncaught " + firstLine(strings.TrimPrefix(d.text(), "Uncaught ")), where}
+		return consoleLine{level: "error", text: "Uncaught " + firstLine(strings.TrimPrefix(d.text(), "Uncaught ")), where: where}
 	case "Log.entryAdded":
 		var p struct {
 			Entry struct {
@@ -204,9 +210,9 @@ func formatConsole(e consoleEntry) consoleLine {
 		if where != "" && p.Entry.Line > 0 {
 			where = fmt.Sprintf("%s:%d", where, p.Entry.Line+1)
 		}
-		return consoleLine{lvl, "[" + p.Entry.Source + "] " + p.Entry.Text, where}
+		return consoleLine{level: lvl, text: "[" + p.Entry.Source + "] " + p.Entry.Text, where: where}
 	}
-	return consoleLine{"info", e.method, ""}
+	return consoleLine{level: "info", text: e.method}
 }
 
 func remoteText(a remoteObject) string {
@@ -257,7 +263,15 @@ func runConsole(ctx context.Context, c *call, in *consoleArgs) (*Result, error) 
 		if !match(l.text) {
 			continue
 		}
-		s := fmt.Sprintf("[%s] %s %s", l.level, e.at.Format("15:04:05.000"), truncate(l.text, 2000))
+		text := l.text
+		if l.omitted > 0 {
+			text = strings.TrimSuffix(text, "…") // clip marks the cut again
+		}
+		shown, omitted := clip(text, maxConsoleShown)
+		s := fmt.Sprintf("[%s] %s %s", l.level, e.at.Format("15:04:05.000"), shown)
+		if omitted += l.omitted; omitted > 0 {
+			s += fmt.Sprintf(" [cut: %d more bytes]", omitted)
+		}
 		if l.where != "" {
 			s += " (" + l.where + ")"
 		}
@@ -339,8 +353,8 @@ func (l *networkLog) add(method string, params json.RawMessage) (status int, loa
 			delete(l.byID, p.RequestID)
 		}
 		e = &netEntry{
-			id: p.RequestID, at: time.Now(), method: cut(p.Request.Method, maxNetTextBytes),
-			url: cut(p.Request.URL, maxNetURLBytes), typ: cut(p.Type, maxNetTextBytes),
+			id: p.RequestID, at: time.Now(), method: truncate(p.Request.Method, maxNetTextBytes),
+			url: truncate(p.Request.URL, maxNetURLBytes), typ: truncate(p.Type, maxNetTextBytes),
 		}
 		l.byID[p.RequestID] = e
 		l.order = append(l.order, e)
@@ -362,7 +376,7 @@ func (l *networkLog) add(method string, params json.RawMessage) (status int, loa
 		if e == nil {
 			return 0, "", false
 		}
-		e.status, e.mime = p.Response.Status, cut(p.Response.MimeType, maxNetTextBytes)
+		e.status, e.mime = p.Response.Status, truncate(p.Response.MimeType, maxNetTextBytes)
 		if p.Type != "" {
 			e.typ = p.Type
 		}
@@ -376,7 +390,7 @@ func (l *networkLog) add(method string, params json.RawMessage) (status int, loa
 	case "Network.loadingFailed":
 		if e != nil {
 			e.finished = true
-			e.failed = cut(p.ErrorText, maxNetTextBytes)
+			e.failed = truncate(p.ErrorText, maxNetTextBytes)
 			if p.Canceled {
 				e.failed = "canceled"
 			}
