@@ -114,7 +114,7 @@ func TestTokenSurvivesCompanionRestartAndRevokeLeavesTheKeychain(t *testing.T) {
 
 type echoRunner struct{}
 
-func (echoRunner) Catalog() []tools.Info                  { return nil }
+func (echoRunner) Catalog() []tools.Info { return nil }
 func (echoRunner) NewSession(principal, label string) *tools.Session {
 	return &tools.Session{Principal: principal, Label: label}
 }
