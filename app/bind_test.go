@@ -364,3 +364,67 @@ func TestBindingSubscribeKeepsOnlyTheNewest(t *testing.T) {
 		}
 	}
 }
+
+// An MCP agent whose token is named "claude" and a paired backend branded
+// "claude" are two principals: two graph nodes, each with its own edge for
+// the tab it works in, both shown to the person as "claude".
+func TestBindingKeepsTwoPrincipalsWithOneLabelApart(t *testing.T) {
+	e := startBound(t)
+	br := e.browser(t, workHello, nil)
+	e.wait(t, "the browser", func(s ui.State) bool { return len(s.Graph.Browsers) == 1 })
+	tok, err := e.b.IssueToken("claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "bind-test", Version: "1"}, nil).Connect(testCtx(t), &sdk.StreamableClientTransport{
+		Endpoint:   "http://127.0.0.1:" + strconv.Itoa(e.port) + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{token: tok, base: tr}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if res, err := cs.CallTool(testCtx(t), &sdk.CallToolParams{Name: "tabs_create_mcp", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("the agent's tabs_create_mcp: %+v, %v", res, err)
+	}
+
+	be := operatortest.New("crm-token", "")
+	defer be.Close()
+	if err := br.Offer("https://claude.example", "claude", map[string]any{"transport": "websocket", "serverUrl": be.URL() + "/ws", "token": "crm-token"}); err != nil {
+		t.Fatal(err)
+	}
+	s := e.wait(t, "the offer", func(s ui.State) bool { return len(s.Offers) == 1 })
+	if err := e.b.ApproveOffer(s.Offers[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := be.WaitConnected(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	id, err := be.Send("tabs_create_mcp", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := be.Await(testCtx(t), id); err != nil || r.Error != "" {
+		t.Fatalf("the backend's tabs_create_mcp: %+v, %v", r, err)
+	}
+
+	s = e.wait(t, "two nodes, each with its edge", func(s ui.State) bool {
+		return len(s.Graph.Agents) == 2 && len(s.Graph.Edges) == 2 && len(s.Tabs) == 2
+	})
+	a, b := s.Graph.Agents[0], s.Graph.Agents[1]
+	if a.Name != "claude" || b.Name != "claude" || a.ID == b.ID || a.Kind == b.Kind {
+		t.Fatalf("agent nodes %+v and %+v: want an agent and a backend, both labelled claude", a, b)
+	}
+	for _, ed := range s.Graph.Edges {
+		if ed.Tabs != 1 || (ed.AgentID != a.ID && ed.AgentID != b.ID) {
+			t.Fatalf("edges %+v: want one tab for each node", s.Graph.Edges)
+		}
+	}
+	for _, tb := range s.Tabs {
+		if tb.AgentName != "claude" {
+			t.Fatalf("tab %+v: the person sees the label", tb)
+		}
+	}
+}

@@ -164,7 +164,7 @@ func runJavaScript(ctx context.Context, c *call, in *javascriptArgs) (*Result, e
 			return nil, err
 		}
 	}
-	if href, ok := navigatedAway(res); ok {
+	if href, ok := navigatedAway(res); ok && guard != "" {
 		if err := c.guard(in.TabID, href); err != nil {
 			return nil, err
 		}
