@@ -236,19 +236,16 @@ func TestBindingStateFollowsTheCompanion(t *testing.T) {
 	br.Close()
 }
 
-// An agent's tool calls become activity, and the tabs it works in become
-// edges of the connection graph.
-func TestBindingActivityAndEdges(t *testing.T) {
-	e := startBound(t)
-	br := e.browser(t, workHello, nil)
-	e.wait(t, "the browser", func(s ui.State) bool { return len(s.Graph.Browsers) == 1 })
-	tok, err := e.b.IssueToken("claude")
+// agent issues a token through the binding, as the dashboard does, and
+// connects an MCP client with it.
+func (e *bound) agent(t *testing.T, name string) *sdk.ClientSession {
+	t.Helper()
+	tok, err := e.b.IssueToken(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-
 	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
+	t.Cleanup(tr.CloseIdleConnections)
 	cl := sdk.NewClient(&sdk.Implementation{Name: "bind-test", Version: "1"}, nil)
 	cs, err := cl.Connect(testCtx(t), &sdk.StreamableClientTransport{
 		Endpoint:   "http://127.0.0.1:" + strconv.Itoa(e.port) + "/mcp",
@@ -257,7 +254,17 @@ func TestBindingActivityAndEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// An agent's tool calls become activity, and the tabs it works in become
+// edges of the connection graph.
+func TestBindingActivityAndEdges(t *testing.T) {
+	e := startBound(t)
+	br := e.browser(t, workHello, nil)
+	e.wait(t, "the browser", func(s ui.State) bool { return len(s.Graph.Browsers) == 1 })
+	cs := e.agent(t, "claude")
 	s := e.wait(t, "the connected agent", func(s ui.State) bool {
 		return len(s.Agents) == 1 && s.Agents[0].Connected && len(s.Graph.Agents) == 1
 	})
@@ -296,14 +303,11 @@ func TestBindingActivityAndEdges(t *testing.T) {
 	_ = br
 }
 
-// Approving an offer pairs its backend, which joins the graph as a backend
-// node once connected; forgetting it removes both.
-func TestBindingApproveAndForgetABackend(t *testing.T) {
-	e := startBound(t)
-	br := e.browser(t, workHello, nil)
-	be := operatortest.New("acme-token", "")
-	defer be.Close()
-	if err := br.Offer("https://crm.acme.example", "Acme CRM", map[string]any{"transport": "sse-http", "serverUrl": be.URL(), "token": "acme-token"}); err != nil {
+// pair has br offer backend be's config from origin under brand, approves
+// the offer as the person does, and waits until be is connected.
+func (e *bound) pair(t *testing.T, br *desktoptest.Browser, be *operatortest.Backend, origin, brand string, cfg map[string]any) {
+	t.Helper()
+	if err := br.Offer(origin, brand, cfg); err != nil {
 		t.Fatal(err)
 	}
 	s := e.wait(t, "the offer", func(s ui.State) bool { return len(s.Offers) == 1 })
@@ -313,7 +317,17 @@ func TestBindingApproveAndForgetABackend(t *testing.T) {
 	if _, err := be.WaitConnected(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	s = e.wait(t, "the connected backend", func(s ui.State) bool {
+}
+
+// Approving an offer pairs its backend, which joins the graph as a backend
+// node once connected; forgetting it removes both.
+func TestBindingApproveAndForgetABackend(t *testing.T) {
+	e := startBound(t)
+	br := e.browser(t, workHello, nil)
+	be := operatortest.New("acme-token", "")
+	defer be.Close()
+	e.pair(t, br, be, "https://crm.acme.example", "Acme CRM", map[string]any{"transport": "sse-http", "serverUrl": be.URL(), "token": "acme-token"})
+	s := e.wait(t, "the connected backend", func(s ui.State) bool {
 		return len(s.Offers) == 0 && len(s.Backends) == 1 && s.Backends[0].Connected && len(s.Graph.Agents) == 1
 	})
 	b, n := s.Backends[0], s.Graph.Agents[0]
@@ -372,36 +386,14 @@ func TestBindingKeepsTwoPrincipalsWithOneLabelApart(t *testing.T) {
 	e := startBound(t)
 	br := e.browser(t, workHello, nil)
 	e.wait(t, "the browser", func(s ui.State) bool { return len(s.Graph.Browsers) == 1 })
-	tok, err := e.b.IssueToken("claude")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "bind-test", Version: "1"}, nil).Connect(testCtx(t), &sdk.StreamableClientTransport{
-		Endpoint:   "http://127.0.0.1:" + strconv.Itoa(e.port) + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{token: tok, base: tr}},
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := e.agent(t, "claude")
 	if res, err := cs.CallTool(testCtx(t), &sdk.CallToolParams{Name: "tabs_create_mcp", Arguments: map[string]any{}}); err != nil || res.IsError {
 		t.Fatalf("the agent's tabs_create_mcp: %+v, %v", res, err)
 	}
 
 	be := operatortest.New("crm-token", "")
 	defer be.Close()
-	if err := br.Offer("https://claude.example", "claude", map[string]any{"transport": "websocket", "serverUrl": be.URL() + "/ws", "token": "crm-token"}); err != nil {
-		t.Fatal(err)
-	}
-	s := e.wait(t, "the offer", func(s ui.State) bool { return len(s.Offers) == 1 })
-	if err := e.b.ApproveOffer(s.Offers[0].ID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := be.WaitConnected(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	e.pair(t, br, be, "https://claude.example", "claude", map[string]any{"transport": "websocket", "serverUrl": be.URL() + "/ws", "token": "crm-token"})
 	id, err := be.Send("tabs_create_mcp", map[string]any{})
 	if err != nil {
 		t.Fatal(err)
@@ -410,7 +402,7 @@ func TestBindingKeepsTwoPrincipalsWithOneLabelApart(t *testing.T) {
 		t.Fatalf("the backend's tabs_create_mcp: %+v, %v", r, err)
 	}
 
-	s = e.wait(t, "two nodes, each with its edge", func(s ui.State) bool {
+	s := e.wait(t, "two nodes, each with its edge", func(s ui.State) bool {
 		return len(s.Graph.Agents) == 2 && len(s.Graph.Edges) == 2 && len(s.Tabs) == 2
 	})
 	a, b := s.Graph.Agents[0], s.Graph.Agents[1]

@@ -340,24 +340,37 @@ func TestUnknownOwnerIsInvisibleUntilSharedByHand(t *testing.T) {
 	}
 }
 
+// answerList makes fn answer the browser's tabs.list from now on.
+func (b *fakeBrowser) answerList(fn func() ([]wire.TabInfo, error)) {
+	b.mu.Lock()
+	b.list = fn
+	b.mu.Unlock()
+}
+
+// twoBrowsers connects two profiles to c with one shared tab each, titled
+// first and second.
+func twoBrowsers(t *testing.T, c *companionSide, first, second string) (*fakeBrowser, *fakeBrowser) {
+	t.Helper()
+	one := newFakeBrowser(t, "one", wire.TabInfo{ID: 1, URL: "https://a.example/", Title: first, Shared: true, WindowID: 1})
+	two := newFakeBrowser(t, "two", wire.TabInfo{ID: 1, URL: "https://b.example/", Title: second, Shared: true, WindowID: 1})
+	one.connect(c)
+	two.connect(c)
+	return one, two
+}
+
 // A browser that never answers tabs.list costs tabs_context_mcp a short
 // bound, not the request timeout: the call answers with that browser's last
 // known tabs while its tabs.list is still unanswered.
 func TestStalledTabsListIsBounded(t *testing.T) {
 	c := newCompanionSide(t, time.Hour)
-	good := newFakeBrowser(t, "good", wire.TabInfo{ID: 1, URL: "https://a.example/", Title: "Good tab", Shared: true, WindowID: 1})
-	stalled := newFakeBrowser(t, "stalled", wire.TabInfo{ID: 1, URL: "https://b.example/", Title: "Stalled tab", Shared: true, WindowID: 1})
-	good.connect(c)
-	stalled.connect(c)
+	_, stalled := twoBrowsers(t, c, "Good tab", "Stalled tab")
 	release := make(chan struct{})
 	asked := make(chan struct{}, 16)
-	stalled.mu.Lock()
-	stalled.list = func() ([]wire.TabInfo, error) {
+	stalled.answerList(func() ([]wire.TabInfo, error) {
 		asked <- struct{}{}
 		<-release
 		return nil, fmt.Errorf("released")
-	}
-	stalled.mu.Unlock()
+	})
 	defer close(release)
 
 	s := c.e.NewSession("agent:a1", "alice")
@@ -384,10 +397,7 @@ func TestStalledTabsListIsBounded(t *testing.T) {
 // for one before asking the next misses the first one's new title.
 func TestTabsListRefreshesBrowsersTogether(t *testing.T) {
 	c := newCompanionSide(t, time.Hour)
-	one := newFakeBrowser(t, "one", wire.TabInfo{ID: 1, URL: "https://a.example/", Title: "old one", Shared: true, WindowID: 1})
-	two := newFakeBrowser(t, "two", wire.TabInfo{ID: 1, URL: "https://b.example/", Title: "old two", Shared: true, WindowID: 1})
-	one.connect(c)
-	two.connect(c)
+	one, two := twoBrowsers(t, c, "old one", "old two")
 	askedOne, askedTwo := make(chan struct{}), make(chan struct{})
 	var onceOne, onceTwo sync.Once
 	barrier := func(mine chan struct{}, once *sync.Once, other chan struct{}, title string) func() ([]wire.TabInfo, error) {
@@ -401,12 +411,8 @@ func TestTabsListRefreshesBrowsersTogether(t *testing.T) {
 			return []wire.TabInfo{{ID: 1, URL: "https://x.example/", Title: title, Shared: true, WindowID: 1}}, nil
 		}
 	}
-	one.mu.Lock()
-	one.list = barrier(askedOne, &onceOne, askedTwo, "new one")
-	one.mu.Unlock()
-	two.mu.Lock()
-	two.list = barrier(askedTwo, &onceTwo, askedOne, "new two")
-	two.mu.Unlock()
+	one.answerList(barrier(askedOne, &onceOne, askedTwo, "new one"))
+	two.answerList(barrier(askedTwo, &onceTwo, askedOne, "new two"))
 
 	out := c.ok(t, c.e.NewSession("agent:a1", "alice"), "tabs_context_mcp", map[string]any{})
 	if !strings.Contains(out, "new one") || !strings.Contains(out, "new two") {
