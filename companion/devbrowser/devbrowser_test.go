@@ -93,11 +93,22 @@ func TestLaunchAttachAndTabs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !created.Shared || !created.Agent || created.ID == tabs[0].ID {
+	if !created.Shared || !created.Agent || created.Owner != "agent:test" || created.ID == tabs[0].ID {
 		t.Fatalf("created = %+v", created)
 	}
 	if _, _, err := e.hub.Tab(created.ID); err != nil {
 		t.Fatal(err)
+	}
+	// The dev transport keeps the owner with the tab, as the extension
+	// does: every listing reports it; the first tab, nobody's, has none.
+	listed, err := e.hub.TabsList(ctx, e.hb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range listed {
+		if want := map[bool]string{true: "agent:test"}[tb.ID == created.ID]; tb.Owner != want {
+			t.Fatalf("tabs.list reports tab %d with owner %q, want %q", tb.ID, tb.Owner, want)
+		}
 	}
 	raw, err := e.hub.CDP(ctx, created.ID, "Runtime.evaluate", map[string]any{"expression": "6*7", "returnByValue": true}, "", "test")
 	if err != nil {
