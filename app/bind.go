@@ -104,7 +104,17 @@ func (b *binding) snapshot() ui.State {
 
 	mcpAgents := c.Agents()
 	backends := c.Backends()
-	nodeOf := map[string]string{} // agent name (as the engine knows it) → graph node id
+	activity := c.Activity()
+	// Agents and backends are principals ("agent:<token id>",
+	// "backend:<id>"), which are also their graph node ids; the person sees
+	// their labels. Two with one label stay two.
+	labels := map[string]string{} // principal → label
+	for _, a := range activity {
+		if a.Principal != "" {
+			labels[a.Principal] = a.Agent
+		}
+	}
+	nodes := map[string]bool{}
 	for _, be := range backends {
 		s.Backends = append(s.Backends, ui.Backend{
 			ID: be.ID, Brand: be.Brand, Origin: be.Origin, ServerURL: be.ServerURL,
@@ -113,19 +123,19 @@ func (b *binding) snapshot() ui.State {
 		if be.Revoked {
 			continue // listed so the person can forget it, but no longer an agent
 		}
-		id := "backend:" + be.ID
 		s.Graph.Agents = append(s.Graph.Agents, ui.Node{
-			ID: id, Name: be.Agent, Kind: ui.KindBackend, Connected: be.Connected, LastSeen: be.LastSeen,
+			ID: be.Principal, Name: be.Agent, Kind: ui.KindBackend, Connected: be.Connected, LastSeen: be.LastSeen,
 		})
-		nodeOf[be.Agent] = id
+		labels[be.Principal] = be.Agent
+		nodes[be.Principal] = true
 	}
-	// MCP agents win a name clash: a token name is what the person typed.
-	seen := map[string]mcp.AgentInfo{}
+	seen := map[string]mcp.AgentInfo{} // by principal
 	var agentNodes []ui.Node
 	for _, a := range mcpAgents {
-		seen[a.Name] = a
+		seen[a.ID] = a
 		agentNodes = append(agentNodes, ui.Node{ID: a.ID, Name: a.Name, Kind: ui.KindAgent, Connected: a.Connected, LastSeen: a.LastSeen})
-		nodeOf[a.Name] = a.ID
+		labels[a.ID] = a.Name
+		nodes[a.ID] = true
 	}
 	s.Graph.Agents = append(agentNodes, s.Graph.Agents...)
 
@@ -136,7 +146,7 @@ func (b *binding) snapshot() ui.State {
 		}
 		for _, t := range infos {
 			a := ui.Agent{Name: t.Name, Created: t.Created}
-			if m, ok := seen[t.Name]; ok {
+			if m, ok := seen[mcp.AgentID(t.ID)]; ok {
 				a.LastSeen, a.Connected = m.LastSeen, m.Connected
 			}
 			s.Agents = append(s.Agents, a)
@@ -157,12 +167,12 @@ func (b *binding) snapshot() ui.State {
 		if !t.Shared {
 			continue
 		}
-		agent := users[t.ID]
+		principal := users[t.ID]
 		s.Tabs = append(s.Tabs, ui.Tab{
-			ID: t.ID, Title: t.Title, URL: t.URL, BrowserID: t.BrowserID, BrowserName: t.BrowserName, AgentName: agent,
+			ID: t.ID, Title: t.Title, URL: t.URL, BrowserID: t.BrowserID, BrowserName: t.BrowserName, AgentName: labels[principal],
 		})
-		if id, ok := nodeOf[agent]; ok {
-			edges[[2]string{id, t.BrowserID}]++
+		if nodes[principal] {
+			edges[[2]string{principal, t.BrowserID}]++
 		}
 	}
 	for k, n := range edges {
@@ -183,7 +193,7 @@ func (b *binding) snapshot() ui.State {
 			Transport: o.Transport, Received: o.Received, Expires: o.Expires,
 		})
 	}
-	for _, a := range c.Activity() {
+	for _, a := range activity {
 		s.Activity = append(s.Activity, ui.Activity{
 			Time: a.Time, Agent: a.Agent, Tool: a.Tool, TabID: a.TabID, Outcome: a.Outcome, Duration: a.Duration,
 		})

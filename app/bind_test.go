@@ -180,7 +180,7 @@ func TestBindingStateFollowsTheCompanion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if name, ok := e.tokens.Verify(tok); !ok || name != "claude" {
+	if _, name, ok := e.tokens.Verify(tok); !ok || name != "claude" {
 		t.Fatal("the issued token does not verify")
 	}
 	s = e.wait(t, "the agent", func(s ui.State) bool { return len(s.Agents) == 1 })
@@ -191,7 +191,7 @@ func TestBindingStateFollowsTheCompanion(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.wait(t, "the revoked agent to go", func(s ui.State) bool { return len(s.Agents) == 0 })
-	if _, ok := e.tokens.Verify(tok); ok {
+	if _, _, ok := e.tokens.Verify(tok); ok {
 		t.Fatal("a revoked token still verifies")
 	}
 
@@ -242,19 +242,16 @@ func TestBindingStateFollowsTheCompanion(t *testing.T) {
 	br.Close()
 }
 
-// An agent's tool calls become activity, and the tabs it works in become
-// edges of the connection graph.
-func TestBindingActivityAndEdges(t *testing.T) {
-	e := startBound(t)
-	br := e.browser(t, workHello, nil)
-	e.wait(t, "the browser", func(s ui.State) bool { return len(s.Graph.Browsers) == 1 })
-	tok, err := e.b.IssueToken("claude")
+// agent issues a token through the binding, as the dashboard does, and
+// connects an MCP client with it.
+func (e *bound) agent(t *testing.T, name string) *sdk.ClientSession {
+	t.Helper()
+	tok, err := e.b.IssueToken(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-
 	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
+	t.Cleanup(tr.CloseIdleConnections)
 	cl := sdk.NewClient(&sdk.Implementation{Name: "bind-test", Version: "1"}, nil)
 	cs, err := cl.Connect(testCtx(t), &sdk.StreamableClientTransport{
 		Endpoint:   "http://127.0.0.1:" + strconv.Itoa(e.port) + "/mcp",
@@ -263,7 +260,17 @@ func TestBindingActivityAndEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// An agent's tool calls become activity, and the tabs it works in become
+// edges of the connection graph.
+func TestBindingActivityAndEdges(t *testing.T) {
+	e := startBound(t)
+	br := e.browser(t, workHello, nil)
+	e.wait(t, "the browser", func(s ui.State) bool { return len(s.Graph.Browsers) == 1 })
+	cs := e.agent(t, "claude")
 	s := e.wait(t, "the connected agent", func(s ui.State) bool {
 		return len(s.Agents) == 1 && s.Agents[0].Connected && len(s.Graph.Agents) == 1
 	})
@@ -302,14 +309,11 @@ func TestBindingActivityAndEdges(t *testing.T) {
 	_ = br
 }
 
-// Approving an offer pairs its backend, which joins the graph as a backend
-// node once connected; forgetting it removes both.
-func TestBindingApproveAndForgetABackend(t *testing.T) {
-	e := startBound(t)
-	br := e.browser(t, workHello, nil)
-	be := operatortest.New("acme-token", "")
-	defer be.Close()
-	if err := br.Offer("https://crm.acme.example", "Acme CRM", map[string]any{"transport": "sse-http", "serverUrl": be.URL(), "token": "acme-token"}); err != nil {
+// pair has br offer backend be's config from origin under brand, approves
+// the offer as the person does, and waits until be is connected.
+func (e *bound) pair(t *testing.T, br *desktoptest.Browser, be *operatortest.Backend, origin, brand string, cfg map[string]any) {
+	t.Helper()
+	if err := br.Offer(origin, brand, cfg); err != nil {
 		t.Fatal(err)
 	}
 	s := e.wait(t, "the offer", func(s ui.State) bool { return len(s.Offers) == 1 })
@@ -319,7 +323,17 @@ func TestBindingApproveAndForgetABackend(t *testing.T) {
 	if _, err := be.WaitConnected(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	s = e.wait(t, "the connected backend", func(s ui.State) bool {
+}
+
+// Approving an offer pairs its backend, which joins the graph as a backend
+// node once connected; forgetting it removes both.
+func TestBindingApproveAndForgetABackend(t *testing.T) {
+	e := startBound(t)
+	br := e.browser(t, workHello, nil)
+	be := operatortest.New("acme-token", "")
+	defer be.Close()
+	e.pair(t, br, be, "https://crm.acme.example", "Acme CRM", map[string]any{"transport": "sse-http", "serverUrl": be.URL(), "token": "acme-token"})
+	s := e.wait(t, "the connected backend", func(s ui.State) bool {
 		return len(s.Offers) == 0 && len(s.Backends) == 1 && s.Backends[0].Connected && len(s.Graph.Agents) == 1
 	})
 	b, n := s.Backends[0], s.Graph.Agents[0]
@@ -367,6 +381,48 @@ func TestBindingSubscribeKeepsOnlyTheNewest(t *testing.T) {
 			}
 		case <-deadline:
 			t.Fatal("the second subscription never saw the newest State")
+		}
+	}
+}
+
+// An MCP agent whose token is named "claude" and a paired backend branded
+// "claude" are two principals: two graph nodes, each with its own edge for
+// the tab it works in, both shown to the person as "claude".
+func TestBindingKeepsTwoPrincipalsWithOneLabelApart(t *testing.T) {
+	e := startBound(t)
+	br := e.browser(t, workHello, nil)
+	e.wait(t, "the browser", func(s ui.State) bool { return len(s.Graph.Browsers) == 1 })
+	cs := e.agent(t, "claude")
+	if res, err := cs.CallTool(testCtx(t), &sdk.CallToolParams{Name: "tabs_create_mcp", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("the agent's tabs_create_mcp: %+v, %v", res, err)
+	}
+
+	be := operatortest.New("crm-token", "")
+	defer be.Close()
+	e.pair(t, br, be, "https://claude.example", "claude", map[string]any{"transport": "websocket", "serverUrl": be.URL() + "/ws", "token": "crm-token"})
+	id, err := be.Send("tabs_create_mcp", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := be.Await(testCtx(t), id); err != nil || r.Error != "" {
+		t.Fatalf("the backend's tabs_create_mcp: %+v, %v", r, err)
+	}
+
+	s := e.wait(t, "two nodes, each with its edge", func(s ui.State) bool {
+		return len(s.Graph.Agents) == 2 && len(s.Graph.Edges) == 2 && len(s.Tabs) == 2
+	})
+	a, b := s.Graph.Agents[0], s.Graph.Agents[1]
+	if a.Name != "claude" || b.Name != "claude" || a.ID == b.ID || a.Kind == b.Kind {
+		t.Fatalf("agent nodes %+v and %+v: want an agent and a backend, both labelled claude", a, b)
+	}
+	for _, ed := range s.Graph.Edges {
+		if ed.Tabs != 1 || (ed.AgentID != a.ID && ed.AgentID != b.ID) {
+			t.Fatalf("edges %+v: want one tab for each node", s.Graph.Edges)
+		}
+	}
+	for _, tb := range s.Tabs {
+		if tb.AgentName != "claude" {
+			t.Fatalf("tab %+v: the person sees the label", tb)
 		}
 	}
 }

@@ -176,7 +176,8 @@ func newCLIConnector(common Common) (*connector, func(), error) {
 			if err != nil {
 				return "", false
 			}
-			return m.Verify(token)
+			_, name, ok := m.Verify(token)
+			return name, ok
 		},
 	}
 	return k, ts.admin.Close, nil

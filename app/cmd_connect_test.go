@@ -92,7 +92,7 @@ func TestConnectStdioClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if name, ok := m.Verify(tok); !ok || name != "claude-desktop" {
+	if _, name, ok := m.Verify(tok); !ok || name != "claude-desktop" {
 		t.Errorf("the stored token verifies as %q, %v", name, ok)
 	}
 
@@ -112,7 +112,7 @@ func TestConnectStdioClient(t *testing.T) {
 	}
 	if m, _ := tokens.Open(dir, "file"); m == nil {
 		t.Fatal("reopening the store")
-	} else if _, ok := m.Verify(tok); ok {
+	} else if _, _, ok := m.Verify(tok); ok {
 		t.Error("the token still verifies after disconnect")
 	}
 }
@@ -132,7 +132,7 @@ func TestConnectHTTPClient(t *testing.T) {
 	}
 	auth, _ := entry["headers"].(map[string]any)["Authorization"].(string)
 	m, _ := tokens.Open(dir, "file")
-	if name, ok := m.Verify(strings.TrimPrefix(auth, "Bearer ")); !ok || name != "cursor-work" {
+	if _, name, ok := m.Verify(strings.TrimPrefix(auth, "Bearer ")); !ok || name != "cursor-work" {
 		t.Errorf("the header's token verifies as %q, %v", name, ok)
 	}
 	if fi, _ := os.Stat(c.ConfigPath(e)); fi.Mode().Perm() != 0o600 {
@@ -190,7 +190,7 @@ func TestConnectNamesTheStoreThatHoldsTheToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if name, ok := r.tokens.Verify(tok); !ok || name != "claude-code" {
+	if _, name, ok := r.tokens.Verify(tok); !ok || name != "claude-code" {
 		t.Errorf("the running companion does not know the token: %q %v", name, ok)
 	}
 }

@@ -194,10 +194,12 @@ func (fakeRunner) Catalog() []tools.Info {
 	return []tools.Info{{Name: "browser_tabs", Description: "List shared tabs.", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`), ReadOnly: true}}
 }
 
-func (fakeRunner) NewSession(agent string) *tools.Session { return &tools.Session{Agent: agent} }
+func (fakeRunner) NewSession(principal, label string) *tools.Session {
+	return &tools.Session{Principal: principal, Label: label}
+}
 
 func (fakeRunner) Call(_ context.Context, s *tools.Session, tool string, _ json.RawMessage) *tools.Result {
-	return &tools.Result{Content: []tools.Content{{Type: "text", Text: tool + " for " + s.AgentName()}}}
+	return &tools.Result{Content: []tools.Content{{Type: "text", Text: tool + " for " + s.Label}}}
 }
 
 type running struct {
@@ -272,7 +274,7 @@ func TestTokenCommandsGoThroughTheRunningCompanion(t *testing.T) {
 		t.Fatalf("issue through the companion: exit %d, %q", code, errOut)
 	}
 	tok := strings.TrimSpace(out)
-	if name, ok := r.tokens.Verify(tok); !ok || name != "claude" {
+	if _, name, ok := r.tokens.Verify(tok); !ok || name != "claude" {
 		t.Fatal("the running companion does not know the token it just issued")
 	}
 	code, out, _ = run(t, nil, "token", "list", "--data-dir", r.dir)
@@ -349,7 +351,7 @@ func TestTokenChangesMadeWithoutTheChannelReachTheCompanion(t *testing.T) {
 	tok := strings.TrimSpace(out)
 	deadline := time.After(10 * time.Second)
 	for {
-		if name, ok := tm.Verify(tok); ok && name == "cursor" {
+		if _, name, ok := tm.Verify(tok); ok && name == "cursor" {
 			break
 		}
 		select {

@@ -60,9 +60,12 @@ func newSetup(env osenv.Env, c *companion.Companion, common Common, extIDs []str
 	}
 	k := &connector{
 		env: env, common: common, exe: exe, mcpURL: c.MCPURL(),
-		issue:    func(_ context.Context, name string) (string, error) { return ts.Issue(name) },
-		revoke:   func(_ context.Context, name string) error { return ts.Revoke(name) },
-		verify:   ts.Verify,
+		issue:  func(_ context.Context, name string) (string, error) { return ts.Issue(name) },
+		revoke: func(_ context.Context, name string) error { return ts.Revoke(name) },
+		verify: func(token string) (string, bool) {
+			_, name, ok := ts.Verify(token)
+			return name, ok
+		},
 		readBack: agentToken,
 	}
 	return &setup{
@@ -280,9 +283,14 @@ func (s *setup) OpenDemo(browserID string) (ui.DemoTab, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
-	t, err := s.c.Hub().TabsCreate(ctx, browserID, u, true, "")
+	t, err := s.c.Hub().TabsCreate(ctx, browserID, u, true, "", "")
 	if err != nil {
 		return ui.DemoTab{}, fmt.Errorf("opening the demo tab: %w", err)
+	}
+	// Opened for no agent: sharing it as the person would makes it every
+	// agent's, where an agent tab without an owner would be nobody's.
+	if err := s.c.Hub().TabsShare(ctx, t.ID, true); err != nil {
+		return ui.DemoTab{}, fmt.Errorf("sharing the demo tab: %w", err)
 	}
 	return ui.DemoTab{TabID: t.ID, URL: u, Prompt: demoPrompt}, nil
 }

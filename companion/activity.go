@@ -12,14 +12,14 @@ import (
 // with a busy agent.
 const MaxActivity = 200
 
-// activityLog is a bounded ring of finished calls, plus which agent last
+// activityLog is a bounded ring of finished calls, plus which principal last
 // worked on each tab. It holds tools.Activity values only, which carry no
 // arguments: those can hold passwords typed into forms or whole scripts.
 type activityLog struct {
 	mu    sync.Mutex
 	ring  []tools.Activity // at most MaxActivity; next is the oldest once full
 	next  int
-	users map[int]string // tab id → agent of the latest successful call on it
+	users map[int]string // tab id → principal of the latest successful call on it
 }
 
 func (l *activityLog) add(a tools.Activity) {
@@ -34,11 +34,11 @@ func (l *activityLog) add(a tools.Activity) {
 		l.ring[l.next] = a
 		l.next = (l.next + 1) % MaxActivity
 	}
-	if a.TabID > 0 && a.Outcome == "ok" && a.Agent != "" {
+	if a.TabID > 0 && a.Outcome == "ok" && a.Principal != "" {
 		if l.users == nil {
 			l.users = map[int]string{}
 		}
-		l.users[a.TabID] = a.Agent
+		l.users[a.TabID] = a.Principal
 	}
 }
 
@@ -51,19 +51,19 @@ func (l *activityLog) list() []tools.Activity {
 	return append(out, l.ring[:l.next]...)
 }
 
-// tabUsers returns the agent that last worked on each of the given tabs and
-// forgets tabs that are no longer shared, so the map stays as small as the
-// set of shared tabs.
+// tabUsers returns the principal that last worked on each of the given tabs
+// and forgets tabs that are no longer shared, so the map stays as small as
+// the set of shared tabs.
 func (l *activityLog) tabUsers(shared map[int]bool) map[int]string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make(map[int]string, len(shared))
-	for tab, agent := range l.users {
+	for tab, principal := range l.users {
 		if !shared[tab] {
 			delete(l.users, tab)
 			continue
 		}
-		out[tab] = agent
+		out[tab] = principal
 	}
 	return out
 }
@@ -81,11 +81,12 @@ func (c *Companion) RecordActivity(a tools.Activity) {
 // Activity lists the last MaxActivity tool calls, oldest first.
 func (c *Companion) Activity() []tools.Activity { return c.activity.list() }
 
-// TabAgents names, for each shared tab, the agent (an MCP agent's token
-// name or a paired backend's agent name) whose latest successful tool call
-// used it. The engine keeps its tab ownership to itself; the activity ring
-// sees the same calls, and "who is working in this tab" is what the
-// dashboard's edges mean to the person. Tabs no agent has used are absent.
+// TabAgents names, for each shared tab, the principal (an MCP agent's
+// "agent:<token id>" or a paired backend's "backend:<id>") whose latest
+// successful tool call used it; the UI shows the principal's label. Who owns
+// a tab is a different question, answered by the tab's owner; "who is
+// working in this tab" is what the dashboard's edges mean to the person.
+// Tabs no agent has used are absent.
 func (c *Companion) TabAgents() map[int]string {
 	shared := map[int]bool{}
 	for _, t := range c.hub.Tabs() {

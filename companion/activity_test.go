@@ -56,12 +56,14 @@ func TestActivityRingKeepsTheLast200InOrder(t *testing.T) {
 
 func TestTabUsersFollowSuccessfulCallsAndForgetUnsharedTabs(t *testing.T) {
 	var l activityLog
-	l.add(tools.Activity{Agent: "claude", Tool: "navigate", TabID: 4, Outcome: "ok"})
-	l.add(tools.Activity{Agent: "cursor", Tool: "computer", TabID: 4, Outcome: "tab_not_in_session"})
-	l.add(tools.Activity{Agent: "cursor", Tool: "read_page", TabID: 9, Outcome: "ok"})
-	l.add(tools.Activity{Agent: "cursor", Tool: "tabs_context_mcp", Outcome: "ok"})
-	got := l.tabUsers(map[int]bool{4: true, 9: true})
-	if want := map[int]string{4: "claude", 9: "cursor"}; !reflect.DeepEqual(got, want) {
+	l.add(tools.Activity{Principal: "agent:c1", Agent: "claude", Tool: "navigate", TabID: 4, Outcome: "ok"})
+	l.add(tools.Activity{Principal: "agent:c2", Agent: "cursor", Tool: "computer", TabID: 4, Outcome: "tab_not_in_session"})
+	l.add(tools.Activity{Principal: "agent:c2", Agent: "cursor", Tool: "read_page", TabID: 9, Outcome: "ok"})
+	l.add(tools.Activity{Principal: "agent:c2", Agent: "cursor", Tool: "tabs_context_mcp", Outcome: "ok"})
+	// A backend with the same label is another principal.
+	l.add(tools.Activity{Principal: "backend:b1", Agent: "claude", Tool: "read_page", TabID: 11, Outcome: "ok"})
+	got := l.tabUsers(map[int]bool{4: true, 9: true, 11: true})
+	if want := map[int]string{4: "agent:c1", 9: "agent:c2", 11: "backend:b1"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("tab users %v, want %v (a refused call does not make its agent the tab's user)", got, want)
 	}
 	if got := l.tabUsers(map[int]bool{4: true}); len(got) != 1 || len(l.users) != 1 {
@@ -72,7 +74,7 @@ func TestTabUsersFollowSuccessfulCallsAndForgetUnsharedTabs(t *testing.T) {
 // The activity type has no field an argument could hide in, and a call
 // whose arguments carry a secret leaves no trace of it in the ring.
 func TestActivityNeverRecordsArguments(t *testing.T) {
-	allowed := []string{"Agent", "Duration", "Outcome", "TabID", "Time", "Tool"}
+	allowed := []string{"Agent", "Duration", "Outcome", "Principal", "TabID", "Time", "Tool"}
 	var fields []string
 	for f := range reflect.TypeFor[tools.Activity]().Fields() {
 		fields = append(fields, f.Name)
@@ -87,7 +89,7 @@ func TestActivityNeverRecordsArguments(t *testing.T) {
 	defer stop()
 	<-changes
 	const secret = "correct-horse-battery-staple"
-	s := c.engine.NewSession("claude")
+	s := c.engine.NewSession("agent:c1", "claude")
 	args, _ := json.Marshal(map[string]any{"action": "type", "text": secret, "tabId": 7})
 	res := c.engine.Call(t.Context(), s, "computer", args)
 	if !res.IsError {
@@ -99,7 +101,7 @@ func TestActivityNeverRecordsArguments(t *testing.T) {
 		t.Fatal("recording a call did not signal a change")
 	}
 	got := c.Activity()
-	if len(got) != 1 || got[0].Tool != "computer" || got[0].Agent != "claude" || got[0].TabID != 7 || got[0].Outcome == "ok" {
+	if len(got) != 1 || got[0].Tool != "computer" || got[0].Agent != "claude" || got[0].Principal != "agent:c1" || got[0].TabID != 7 || got[0].Outcome == "ok" {
 		t.Fatalf("activity %+v", got)
 	}
 	if dump := fmt.Sprintf("%#v", got); strings.Contains(dump, secret) {

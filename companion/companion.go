@@ -72,8 +72,9 @@ type Config struct {
 // TokenStore is what the companion needs from the token store;
 // *tokens.Manager satisfies it.
 type TokenStore interface {
-	// Verify names the agent a bearer token belongs to, in constant time.
-	Verify(token string) (name string, ok bool)
+	// Verify says, in constant time, which agent token a bearer token is:
+	// its stable id (the agent's identity) and its name (a label).
+	Verify(token string) (id, name string, ok bool)
 	Issue(name string) (string, error)
 	List() ([]tokens.Info, error)
 	Revoke(name string) error
@@ -188,8 +189,8 @@ func New(cfg Config) (*Companion, error) {
 	c.mcp.SetHidden(c.disabled)
 	if cfg.Tokens != nil {
 		c.tokensOff = cfg.Tokens.OnChange(func(e tokens.Event) {
-			if e.Kind == tokens.KindAgent && (e.Op == tokens.OpRemoved || e.Op == tokens.OpReplaced) {
-				c.mcp.Revoke(e.Name)
+			if e.Kind == tokens.KindAgent && (e.Op == tokens.OpRemoved || e.Op == tokens.OpReplaced) && e.ID != "" {
+				c.mcp.Revoke(mcp.AgentID(e.ID))
 			}
 			c.changed()
 		})

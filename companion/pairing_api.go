@@ -117,13 +117,13 @@ func (c *Companion) ForgetBackend(id string) error {
 }
 
 // graphAgents lists the graph's agent nodes: MCP agents that initialized
-// and connected hosted backends, which act as agents named after their brand.
+// and connected hosted backends, each by principal and named by its label.
 func (c *Companion) graphAgents() []wire.GraphAgent {
 	agents := c.mcp.GraphAgents()
 	var backends []wire.GraphAgent
 	for _, b := range c.Backends() {
 		if b.Connected {
-			backends = append(backends, wire.GraphAgent{ID: "backend:" + b.ID, Name: b.Agent})
+			backends = append(backends, wire.GraphAgent{ID: b.Principal, Name: b.Agent})
 		}
 	}
 	sort.Slice(backends, func(i, j int) bool { return backends[i].ID < backends[j].ID })

@@ -154,10 +154,10 @@ var errUnknownTool = errors.New("no such tool")
 // refuseHiddenCall refuses, for the MCP layer, a call to a tool taken out of
 // tools/list, and records it in the activity as the engine records its own
 // refusals.
-func (c *Companion) refuseHiddenCall(agent, tool string) error {
+func (c *Companion) refuseHiddenCall(principal, label, tool string) error {
 	err := c.toolRefusal(tool)
 	if err != nil {
-		c.RecordActivity(tools.Activity{Time: time.Now(), Agent: agent, Tool: tool, Outcome: string(wire.CodeOf(err))})
+		c.RecordActivity(tools.Activity{Time: time.Now(), Principal: principal, Agent: label, Tool: tool, Outcome: string(wire.CodeOf(err))})
 	}
 	return err
 }

@@ -98,7 +98,7 @@ func TestEngineRefusesDisabledTools(t *testing.T) {
 	if err := c.SetDisabledTools([]string{"tabs_context_mcp"}); err != nil {
 		t.Fatal(err)
 	}
-	s := c.engine.NewSession("claude")
+	s := c.engine.NewSession("agent:c1", "claude")
 	res := c.engine.Call(t.Context(), s, "tabs_context_mcp", nil)
 	if !res.IsError || res.Code != CodeToolDisabled {
 		t.Fatalf("disabled tool: %+v", res)

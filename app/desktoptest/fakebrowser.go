@@ -142,6 +142,8 @@ func (b *Browser) share(params json.RawMessage) (any, error) {
 	for i := range b.tabs {
 		if b.tabs[i].ID == p.TabID {
 			b.tabs[i].Shared, found = p.Shared, true
+			// Sharing (or unsharing) by hand makes the tab the person's.
+			b.tabs[i].Agent, b.tabs[i].Owner = false, ""
 		}
 	}
 	tabs := slices.Clone(b.tabs)
@@ -161,7 +163,7 @@ func (b *Browser) create(params json.RawMessage) (any, error) {
 	}
 	b.mu.Lock()
 	b.nextTab++
-	t := wire.TabInfo{ID: b.nextTab, URL: p.URL, Title: "New Tab", Shared: true, Attached: true, WindowID: 1, Agent: true}
+	t := wire.TabInfo{ID: b.nextTab, URL: p.URL, Title: "New Tab", Shared: true, Attached: true, WindowID: 1, Agent: true, Owner: p.Owner}
 	b.tabs = append(b.tabs, t)
 	b.created = append(b.created, p.URL)
 	close(b.createCh)

@@ -41,6 +41,7 @@ type target struct {
 	url     string
 	title   string
 	agent   bool
+	owner   string // the principal an agent tab was opened for
 	session string
 	// attachMu makes concurrent first calls on a tab share one attach.
 	attachMu sync.Mutex
@@ -162,7 +163,7 @@ func (l *link) tabInfos() []wire.TabInfo {
 }
 
 func (l *link) infoLocked(t *target) wire.TabInfo {
-	return wire.TabInfo{ID: t.tab, URL: t.url, Title: t.title, Shared: true, Attached: t.session != "", WindowID: 1, Agent: t.agent}
+	return wire.TabInfo{ID: t.tab, URL: t.url, Title: t.title, Shared: true, Attached: t.session != "", WindowID: 1, Agent: t.agent, Owner: t.owner}
 }
 
 // emitTabs sends the full tab list to the hub, as an extension does

@@ -96,15 +96,26 @@ func TestLaunchAttachAndTabs(t *testing.T) {
 	if len(tabs) != 1 || tabs[0].URL != "about:blank" || !tabs[0].Shared {
 		t.Fatalf("initial tabs = %+v", tabs)
 	}
-	created, err := e.hub.TabsCreate(ctx, e.hb.ID, "about:blank", true, "Reins · test")
+	created, err := e.hub.TabsCreate(ctx, e.hb.ID, "about:blank", true, "Reins · test", "agent:test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !created.Shared || !created.Agent || created.ID == tabs[0].ID {
+	if !created.Shared || !created.Agent || created.Owner != "agent:test" || created.ID == tabs[0].ID {
 		t.Fatalf("created = %+v", created)
 	}
 	if _, _, err := e.hub.Tab(created.ID); err != nil {
 		t.Fatal(err)
+	}
+	// The dev transport keeps the owner with the tab, as the extension
+	// does: every listing reports it; the first tab, nobody's, has none.
+	listed, err := e.hub.TabsList(ctx, e.hb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range listed {
+		if want := map[bool]string{true: "agent:test"}[tb.ID == created.ID]; tb.Owner != want {
+			t.Fatalf("tabs.list reports tab %d with owner %q, want %q", tb.ID, tb.Owner, want)
+		}
 	}
 	raw, err := e.hub.CDP(ctx, created.ID, "Runtime.evaluate", map[string]any{"expression": "6*7", "returnByValue": true}, "", "test")
 	if err != nil {
@@ -158,7 +169,7 @@ func TestEventsFlowToSubscribers(t *testing.T) {
 		io.WriteString(w, "<title>hello</title><p>hi</p><script>console.log('from page')</script>")
 	}))
 	defer srv.Close()
-	tab, err := e.hub.TabsCreate(ctx, e.hb.ID, "about:blank", true, "")
+	tab, err := e.hub.TabsCreate(ctx, e.hb.ID, "about:blank", true, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +370,7 @@ func TestRawRequestsStayOnTheWeb(t *testing.T) {
 func TestCallersGivingUpMidWriteLeaveTheLinkWhole(t *testing.T) {
 	e := launch(t)
 	ctx := ctxT(t)
-	tab, err := e.hub.TabsCreate(ctx, e.hb.ID, "about:blank", true, "")
+	tab, err := e.hub.TabsCreate(ctx, e.hb.ID, "about:blank", true, "", "agent:test")
 	if err != nil {
 		t.Fatal(err)
 	}

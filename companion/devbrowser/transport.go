@@ -173,7 +173,10 @@ func (l *link) create(ctx context.Context, p wire.CreateParams) (json.RawMessage
 		// the caller can use its id at once.
 		t = l.upsertLocked(targetInfo{TargetID: res.TargetID, Type: "page", URL: url})
 	}
+	// The owner stays with the tab, as the extension keeps it: the engine
+	// decides who sees the tab from what the listing reports.
 	t.agent = true
+	t.owner = p.Owner
 	info := l.infoLocked(t)
 	l.tmu.Unlock()
 	l.emitTabs()

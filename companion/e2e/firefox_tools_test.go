@@ -163,10 +163,16 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
-// mcpSession connects the real MCP client to /mcp over HTTP with a token.
+// mcpSession connects the real MCP client to /mcp over HTTP with a new
+// token for agent.
 func mcpSession(t testing.TB, r *harness.Reins, agent string) *mcp.ClientSession {
 	t.Helper()
-	tok := issueToken(t, r, agent)
+	return mcpConnect(t, r, agent, issueToken(t, r, agent))
+}
+
+// mcpConnect connects the real MCP client to /mcp with agent's token tok.
+func mcpConnect(t testing.TB, r *harness.Reins, agent, tok string) *mcp.ClientSession {
+	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	cl := mcp.NewClient(&mcp.Implementation{Name: "reins-e2e-" + agent, Version: "1"}, nil)

@@ -27,14 +27,16 @@ func (h *Hub) TabsList(ctx context.Context, browserID string) ([]Tab, error) {
 }
 
 // TabsCreate opens a tab in the browser's current window; the extension
-// shares it automatically. group names the tab group (Reins addition).
-func (h *Hub) TabsCreate(ctx context.Context, browserID, url string, active bool, group string) (Tab, error) {
+// shares it automatically. group names the tab group and owner the
+// principal the tab is for, which the extension keeps with the tab (Reins
+// additions).
+func (h *Hub) TabsCreate(ctx context.Context, browserID, url string, active bool, group, owner string) (Tab, error) {
 	b, err := h.Browser(browserID)
 	if err != nil {
 		return Tab{}, err
 	}
 	var t wire.TabInfo
-	if err := b.call(ctx, wire.MethodTabsCreate, wire.CreateParams{URL: url, Active: &active, Group: group}, &t); err != nil {
+	if err := b.call(ctx, wire.MethodTabsCreate, wire.CreateParams{URL: url, Active: &active, Group: group, Owner: owner}, &t); err != nil {
 		return Tab{}, err
 	}
 	b.upsertTab(t)

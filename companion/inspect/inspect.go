@@ -11,7 +11,7 @@
 //	GET  /events?tab=N   NDJSON: the tab's events (hub.SubscribeTab) until the client leaves
 //	POST /request        {browserId, method, params} → the raw result of one wire request
 //	POST /cdp            {tabId, method, params, sessionId} → hub.CDP
-//	POST /tabs/create    {browserId, url, active} → the new tab
+//	POST /tabs/create    {browserId, url, active, group, owner} → the new tab
 //	POST /tabs/close     {tabId} → {}
 //
 // A failure is a non-2xx answer with the body {error, code}, code being the
@@ -301,6 +301,7 @@ type CreateBody struct {
 	URL       string `json:"url"`
 	Active    bool   `json:"active"`
 	Group     string `json:"group,omitempty"`
+	Owner     string `json:"owner,omitempty"`
 }
 
 func (s *server) createTab(w http.ResponseWriter, r *http.Request) {
@@ -309,7 +310,7 @@ func (s *server) createTab(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	t, err := s.hub.TabsCreate(r.Context(), in.BrowserID, in.URL, in.Active, in.Group)
+	t, err := s.hub.TabsCreate(r.Context(), in.BrowserID, in.URL, in.Active, in.Group, in.Owner)
 	if err != nil {
 		writeError(w, err)
 		return

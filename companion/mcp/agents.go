@@ -13,6 +13,8 @@ import (
 
 // AgentInfo describes an agent that connected since the companion started.
 type AgentInfo struct {
+	// ID is the agent's principal, "agent:<token id>"; Name its token's
+	// name, a label.
 	ID        string    `json:"id"`
 	Name      string    `json:"name"`
 	Connected bool      `json:"connected"`
@@ -21,11 +23,12 @@ type AgentInfo struct {
 	Sessions int `json:"sessions"`
 }
 
-// agent is one token name. Its tool session outlives its MCP sessions, so an
-// agent that reconnects finds its tab group again; revoking the token ends
-// both.
+// agent is one token: one principal. Its tool session outlives its MCP
+// sessions, so an agent that reconnects finds its tab group again; revoking
+// the token ends both.
 type agent struct {
-	name     string
+	id       string // principal
+	name     string // label
 	session  *tools.Session
 	live     int // initialized MCP sessions
 	lastSeen time.Time
@@ -33,23 +36,31 @@ type agent struct {
 
 // live is one MCP session, tracked from its initialize request.
 type live struct {
-	agent       string
+	agent       string // principal
+	label       string
 	initialized bool
 }
 
-// AgentID is the agent's id in the connection graph. Paired backends, which
-// also run as agents, use another prefix.
-func AgentID(name string) string { return "agent:" + name }
+// AgentID is the principal of the agent whose token has id tokenID: the
+// identity its tabs, sessions and graph node hang on. Paired backends use
+// another prefix (operator.PrincipalID).
+func AgentID(tokenID string) string { return "agent:" + tokenID }
 
-// Agents lists the agents seen since start, connected or not, by name.
+// Agents lists the agents seen since start, connected or not, by name (and
+// principal, for two tokens of one name).
 func (s *Server) Agents() []AgentInfo {
 	s.mu.Lock()
 	out := make([]AgentInfo, 0, len(s.agents))
 	for _, a := range s.agents {
-		out = append(out, AgentInfo{ID: AgentID(a.name), Name: a.name, Connected: a.live > 0, LastSeen: a.lastSeen, Sessions: a.live})
+		out = append(out, AgentInfo{ID: a.id, Name: a.name, Connected: a.live > 0, LastSeen: a.lastSeen, Sessions: a.live})
 	}
 	s.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].ID < out[j].ID
+	})
 	return out
 }
 
@@ -65,20 +76,26 @@ func (s *Server) GraphAgents() []wire.GraphAgent {
 	return out
 }
 
-// Revoke forgets an agent whose token was revoked or replaced: its live MCP
-// sessions are closed and its tool session dropped. The token check itself
-// needs no help, since the Verifier refuses the token from now on.
-func (s *Server) Revoke(name string) {
+// Revoke forgets an agent (by principal) whose token was revoked or
+// replaced: its live MCP sessions are closed and its tool session dropped.
+// The token check itself needs no help, since the Verifier refuses the
+// token from now on.
+func (s *Server) Revoke(principal string) {
 	s.mu.Lock()
-	s.epochs[name]++
+	s.epochs[principal]++
 	var doomed []*sdk.ServerSession
+	label := ""
 	for ss, l := range s.sessions {
-		if l.agent == name {
+		if l.agent == principal {
 			doomed = append(doomed, ss)
+			label = l.label
 		}
 	}
-	_, known := s.agents[name]
-	delete(s.agents, name)
+	a, known := s.agents[principal]
+	if known {
+		label = a.name
+	}
+	delete(s.agents, principal)
 	closed := s.closed
 	if !closed {
 		s.wg.Add(len(doomed))
@@ -88,7 +105,7 @@ func (s *Server) Revoke(name string) {
 		return
 	}
 	if len(doomed) > 0 || known {
-		s.log.Info("agent token revoked; closing its sessions", "agent", name, "sessions", len(doomed))
+		s.log.Info("agent token revoked; closing its sessions", "agent", label, "principal", principal, "sessions", len(doomed))
 	}
 	// ServerSession.Close waits for requests in flight; the caller (a token
 	// store callback) must not wait for a slow tool.
@@ -132,16 +149,19 @@ func (s *Server) track(next sdk.MethodHandler) sdk.MethodHandler {
 	}
 }
 
-func tokenOf(extra *sdk.RequestExtra) (name string, epoch uint64, ok bool) {
+// tokenOf is the verified caller of a request: its principal, label and
+// revocation epoch.
+func tokenOf(extra *sdk.RequestExtra) (principal, label string, epoch uint64, ok bool) {
 	if extra == nil || extra.TokenInfo == nil || extra.TokenInfo.UserID == "" {
-		return "", 0, false
+		return "", "", 0, false
 	}
 	epoch, _ = extra.TokenInfo.Extra[epochKey].(uint64)
-	return extra.TokenInfo.UserID, epoch, true
+	label, _ = extra.TokenInfo.Extra[labelKey].(string)
+	return extra.TokenInfo.UserID, label, epoch, true
 }
 
 func (s *Server) opened(ss *sdk.ServerSession, extra *sdk.RequestExtra) {
-	name, epoch, ok := tokenOf(extra)
+	principal, label, epoch, ok := tokenOf(extra)
 	s.mu.Lock()
 	if _, dup := s.sessions[ss]; dup {
 		s.mu.Unlock()
@@ -157,9 +177,9 @@ func (s *Server) opened(ss *sdk.ServerSession, extra *sdk.RequestExtra) {
 		go ss.Close()
 		return
 	}
-	stale := !ok || s.epochs[name] != epoch
+	stale := !ok || s.epochs[principal] != epoch
 	if !stale {
-		s.sessions[ss] = &live{agent: name}
+		s.sessions[ss] = &live{agent: principal, label: label}
 	}
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -188,13 +208,13 @@ func (s *Server) initialized(ss *sdk.ServerSession) {
 	l.initialized = true
 	a := s.agents[l.agent]
 	if a == nil {
-		a = &agent{name: l.agent}
+		a = &agent{id: l.agent, name: l.label}
 		s.agents[l.agent] = a
 	}
 	a.live++
 	a.lastSeen = time.Now()
 	s.mu.Unlock()
-	s.log.Info("agent session initialized", "agent", l.agent, "session", ss.ID())
+	s.log.Info("agent session initialized", "agent", l.label, "principal", l.agent, "session", ss.ID())
 	s.changed()
 }
 
@@ -214,7 +234,7 @@ func (s *Server) ended(ss *sdk.ServerSession) {
 	if l == nil {
 		return
 	}
-	s.log.Info("agent session ended", "agent", l.agent, "session", ss.ID())
+	s.log.Info("agent session ended", "agent", l.label, "principal", l.agent, "session", ss.ID())
 	if counted {
 		s.changed()
 	}
@@ -222,31 +242,31 @@ func (s *Server) ended(ss *sdk.ServerSession) {
 
 // sessionFor is the engine's way to the calling agent's tool session.
 func (s *Server) sessionFor(_ context.Context, req *sdk.CallToolRequest) (*tools.Session, error) {
-	name, _, ok := tokenOf(req.Extra)
+	principal, label, _, ok := tokenOf(req.Extra)
 	if !ok {
 		return nil, wire.Errorf(wire.CodeUnauthorized, "this call carries no verified agent token")
 	}
-	return s.toolSession(name)
+	return s.toolSession(principal, label)
 }
 
-func (s *Server) toolSession(name string) (*tools.Session, error) {
+func (s *Server) toolSession(principal, label string) (*tools.Session, error) {
 	s.mu.Lock()
-	a := s.agents[name]
+	a := s.agents[principal]
 	if a != nil && a.session != nil {
 		defer s.mu.Unlock()
 		return a.session, nil
 	}
 	s.mu.Unlock()
 	// NewSession may do work; build outside the lock and keep the first.
-	ts := s.opts.Tools.NewSession(name)
+	ts := s.opts.Tools.NewSession(principal, label)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a = s.agents[name]
+	a = s.agents[principal]
 	if a == nil {
 		// Called before the client finished initializing, or after a
 		// revocation raced this call: either way not connected.
-		a = &agent{name: name, lastSeen: time.Now()}
-		s.agents[name] = a
+		a = &agent{id: principal, name: label, lastSeen: time.Now()}
+		s.agents[principal] = a
 	}
 	if a.session == nil {
 		a.session = ts

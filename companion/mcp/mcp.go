@@ -1,9 +1,9 @@
 // Package mcp serves agents at /mcp over MCP Streamable HTTP (the official
 // go-sdk). It owns the bearer-token check in front of the SDK, the mapping of
-// a token to an agent identity (the token's name) with one tool session per
-// agent, and the registry of connected agents that feeds the connection
-// graph. Host and Origin are checked by the companion's edge before any
-// request reaches it.
+// a token to an agent identity (the principal "agent:<token id>", labelled
+// with the token's name) with one tool session per agent, and the registry
+// of connected agents that feeds the connection graph. Host and Origin are
+// checked by the companion's edge before any request reaches it.
 package mcp
 
 import (
@@ -26,11 +26,12 @@ import (
 // graph. Clients re-initialize after it, as the spec requires on a 404.
 const DefaultSessionTimeout = 30 * time.Minute
 
-// Verifier checks a bearer token and names the agent it belongs to. It must
-// compare in constant time and see revocations at once; the companion's
-// *tokens.Manager does both.
+// Verifier checks a bearer token and says which agent it belongs to: the
+// token's stable id, which makes the agent's principal (AgentID), and its
+// name, a label. It must compare in constant time and see revocations at
+// once; the companion's *tokens.Manager does both.
 type Verifier interface {
-	Verify(token string) (name string, ok bool)
+	Verify(token string) (id, name string, ok bool)
 }
 
 // Registrar is a tool engine that registers its own tools on an MCP server,
@@ -52,10 +53,10 @@ type Options struct {
 	// Paused returns a paused-coded error while automation is paused.
 	Paused func() error
 	// Refusal explains why a tool hidden with SetHidden may not be called,
-	// for an agent that calls it from a tool list it fetched earlier (and
-	// may record the refusal). Nil leaves such calls to the SDK's
-	// unknown-tool error.
-	Refusal func(agent, tool string) error
+	// for an agent (principal and label) that calls it from a tool list it
+	// fetched earlier, and may record the refusal. Nil leaves such calls to
+	// the SDK's unknown-tool error.
+	Refusal func(principal, label, tool string) error
 	// OnChange is called, without locks held, when an agent's sessions
 	// change (connect, leave, revoked). It must not block.
 	OnChange func()
@@ -73,9 +74,9 @@ type Server struct {
 	handler http.Handler
 
 	mu       sync.Mutex
-	agents   map[string]*agent
+	agents   map[string]*agent // by principal
 	sessions map[*sdk.ServerSession]*live
-	epochs   map[string]uint64 // bumped on revocation; see join
+	epochs   map[string]uint64 // by principal, bumped on revocation; see opened
 	closed   bool
 	wg       sync.WaitGroup
 
@@ -129,9 +130,10 @@ func New(opts Options) *Server {
 		// already refused bad Hosts, this is the second lock.
 		Logger: opts.Logger,
 	})
-	// The SDK binds each session to the TokenInfo's UserID, so one agent
-	// cannot ride another's session id. The token was verified already;
-	// this only hands the result over.
+	// The SDK binds each session to the TokenInfo's UserID, the principal,
+	// so one agent cannot ride another's session id (nor one token another
+	// token's of the same name). The token was verified already; this only
+	// hands the result over.
 	s.handler = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
 		if ti, ok := ctx.Value(verifiedKey{}).(*auth.TokenInfo); ok {
 			return ti, nil
@@ -143,16 +145,19 @@ func New(opts Options) *Server {
 
 type verifiedKey struct{}
 
-// epochKey carries, in TokenInfo.Extra, the agent's revocation epoch at the
-// time its token was verified.
-const epochKey = "reins.epoch"
+// Keys of TokenInfo.Extra: the agent's revocation epoch at the time its
+// token was verified, and its label.
+const (
+	epochKey = "reins.epoch"
+	labelKey = "reins.label"
+)
 
 // unauthorizedBody tells a person reading a client's error log what to do.
 const unauthorizedBody = "reins: missing or invalid bearer token. Issue a token with `reins token issue NAME` or from the Reins dashboard, " +
 	"and send it as \"Authorization: Bearer TOKEN\".\n"
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	name, ok := s.authenticate(r)
+	principal, label, ok := s.authenticate(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="reins", error="invalid_token"`)
 		w.Header().Set("Cache-Control", "no-store")
@@ -167,30 +172,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "reins: the companion is shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	epoch := s.epochs[name]
-	if a := s.agents[name]; a != nil {
+	epoch := s.epochs[principal]
+	if a := s.agents[principal]; a != nil {
 		a.lastSeen = time.Now()
 	}
 	s.mu.Unlock()
-	ti := &auth.TokenInfo{UserID: name, Extra: map[string]any{epochKey: epoch}}
+	ti := &auth.TokenInfo{UserID: principal, Extra: map[string]any{epochKey: epoch, labelKey: label}}
 	s.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti)))
 }
 
-// authenticate returns the agent name of the request's bearer token. The
-// token itself is never logged nor kept.
-func (s *Server) authenticate(r *http.Request) (string, bool) {
+// authenticate returns the principal and label of the request's bearer
+// token. The token itself is never logged nor kept.
+func (s *Server) authenticate(r *http.Request) (principal, label string, ok bool) {
 	if s.opts.Verifier == nil {
-		return "", false
+		return "", "", false
 	}
 	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
+		return "", "", false
 	}
 	token = strings.TrimSpace(token)
 	if token == "" {
-		return "", false
+		return "", "", false
 	}
-	return s.opts.Verifier.Verify(token)
+	id, name, ok := s.opts.Verifier.Verify(token)
+	if !ok || id == "" {
+		return "", "", false
+	}
+	return AgentID(id), name, true
 }
 
 // Close ends every MCP session and waits for the bookkeeping of each to

@@ -43,10 +43,11 @@ type fakeRunner struct {
 }
 
 type fakeCall struct {
-	agent string
-	tool  string
-	sess  *tools.Session
-	args  string
+	agent     string // label
+	principal string
+	tool      string
+	sess      *tools.Session
+	args      string
 }
 
 var catalog = []tools.Info{
@@ -63,8 +64,8 @@ var catalog = []tools.Info{
 
 func (f *fakeRunner) Catalog() []tools.Info { return catalog }
 
-func (f *fakeRunner) NewSession(agent string) *tools.Session {
-	s := &tools.Session{Agent: agent}
+func (f *fakeRunner) NewSession(principal, label string) *tools.Session {
+	s := &tools.Session{Principal: principal, Label: label}
 	f.mu.Lock()
 	f.sessions = append(f.sessions, s)
 	f.mu.Unlock()
@@ -73,10 +74,10 @@ func (f *fakeRunner) NewSession(agent string) *tools.Session {
 
 func (f *fakeRunner) Call(ctx context.Context, s *tools.Session, tool string, args json.RawMessage) *tools.Result {
 	f.mu.Lock()
-	f.calls = append(f.calls, fakeCall{agent: s.AgentName(), tool: tool, sess: s, args: string(args)})
+	f.calls = append(f.calls, fakeCall{agent: s.Label, principal: s.Principal, tool: tool, sess: s, args: string(args)})
 	f.mu.Unlock()
 	if tool != "browser_tabs" {
-		return &tools.Result{Content: []tools.Content{{Type: "text", Text: "clicked for " + s.AgentName()}}}
+		return &tools.Result{Content: []tools.Content{{Type: "text", Text: "clicked for " + s.Label}}}
 	}
 	bs := f.hub.Browsers()
 	if len(bs) == 0 {
@@ -194,6 +195,22 @@ func (e *env) waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
+}
+
+// principal is the principal of the agent token named name.
+func (e *env) principal(t testing.TB, name string) string {
+	t.Helper()
+	list, err := e.tokens.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range list {
+		if in.Name == name && in.ID != "" {
+			return mcp.AgentID(in.ID)
+		}
+	}
+	t.Fatalf("no token named %q with an id in %+v", name, list)
+	return ""
 }
 
 func (e *env) agent(name string) (mcp.AgentInfo, bool) {
@@ -405,9 +422,9 @@ func nextGraph(t *testing.T, graphs <-chan wire.ConnectionGraph, what string, co
 	}
 }
 
-func graphHas(name string) func(wire.ConnectionGraph) bool {
+func graphHas(name, principal string) func(wire.ConnectionGraph) bool {
 	return func(g wire.ConnectionGraph) bool {
-		return slices.ContainsFunc(g.Agents, func(a wire.GraphAgent) bool { return a.Name == name && a.ID == mcp.AgentID(name) })
+		return slices.ContainsFunc(g.Agents, func(a wire.GraphAgent) bool { return a.Name == name && a.ID == principal })
 	}
 }
 
@@ -420,9 +437,9 @@ func TestAgentJoinsAndLeavesTheGraph(t *testing.T) {
 	tok := e.issue(t, "claude")
 	first := e.connect(t, tok)
 	e.waitFor(t, "claude connected", func() bool { a, ok := e.agent("claude"); return ok && a.Connected && a.Sessions == 1 })
-	nextGraph(t, graphs, "with claude", graphHas("claude"))
+	nextGraph(t, graphs, "with claude", graphHas("claude", e.principal(t, "claude")))
 	a, _ := e.agent("claude")
-	if a.ID != "agent:claude" || a.LastSeen.IsZero() {
+	if a.ID != e.principal(t, "claude") || a.LastSeen.IsZero() {
 		t.Errorf("agent info %+v", a)
 	}
 
@@ -444,7 +461,9 @@ func TestAgentJoinsAndLeavesTheGraph(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitFor(t, "claude gone", func() bool { a, ok := e.agent("claude"); return ok && !a.Connected && a.Sessions == 0 })
-	nextGraph(t, graphs, "without claude", func(g wire.ConnectionGraph) bool { return !graphHas("claude")(g) && len(g.Browsers) == 1 })
+	nextGraph(t, graphs, "without claude", func(g wire.ConnectionGraph) bool {
+		return !graphHas("claude", e.principal(t, "claude"))(g) && len(g.Browsers) == 1
+	})
 }
 
 func TestToolsListCarriesTheCatalog(t *testing.T) {
@@ -601,7 +620,7 @@ func TestToolCallReachesTheBrowserInTheAgentsSession(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	s1 := e.runner.lastCall()
-	if s1.agent != "claude" || s1.tool != "browser_tabs" {
+	if s1.agent != "claude" || s1.principal != e.principal(t, "claude") || s1.tool != "browser_tabs" {
 		t.Fatalf("call %+v", s1)
 	}
 	if _, err := a2.CallTool(ctxT(t), &sdk.CallToolParams{Name: "browser_click", Arguments: map[string]any{"tabId": 7}}); err != nil {
@@ -653,7 +672,8 @@ func TestRevokedMidSessionFailsOnTheNextRequest(t *testing.T) {
 	tok := e.issue(t, "claude")
 	cs := e.connect(t, tok)
 	e.waitFor(t, "claude connected", func() bool { a, _ := e.agent("claude"); return a.Connected })
-	nextGraph(t, graphs, "with claude", graphHas("claude"))
+	first := e.principal(t, "claude")
+	nextGraph(t, graphs, "with claude", graphHas("claude", first))
 	if _, err := cs.ListTools(ctxT(t), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -670,7 +690,7 @@ func TestRevokedMidSessionFailsOnTheNextRequest(t *testing.T) {
 		t.Fatal("a call on a revoked agent's session succeeded")
 	}
 	e.waitFor(t, "claude forgotten", func() bool { _, ok := e.agent("claude"); return !ok })
-	nextGraph(t, graphs, "without claude", func(g wire.ConnectionGraph) bool { return !graphHas("claude")(g) })
+	nextGraph(t, graphs, "without claude", func(g wire.ConnectionGraph) bool { return !graphHas("claude", first)(g) })
 	if c := e.runner.lastCall(); c.tool != "" {
 		t.Fatalf("the engine ran for a revoked agent: %+v", c)
 	}
@@ -679,6 +699,9 @@ func TestRevokedMidSessionFailsOnTheNextRequest(t *testing.T) {
 	cs2 := e.connect(t, e.issue(t, "claude"))
 	if _, err := cs2.CallTool(ctxT(t), &sdk.CallToolParams{Name: "browser_click", Arguments: map[string]any{"tabId": 1}}); err != nil {
 		t.Fatal(err)
+	}
+	if c := e.runner.lastCall(); c.agent != "claude" || c.principal == first || c.principal != e.principal(t, "claude") {
+		t.Fatalf("the re-issued token runs as %q (%s); the revoked one was %s", c.principal, c.agent, first)
 	}
 }
 

@@ -74,9 +74,9 @@ func (s *Server) refuseHidden(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if method == "tools/call" && s.opts.Refusal != nil {
 			if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && (*s.hidden.Load())[p.Name] {
-				name, _, _ := tokenOf(req.GetExtra())
-				if err := s.opts.Refusal(name, p.Name); err != nil {
-					s.log.Info("tool refused", "agent", name, "tool", p.Name, "code", wire.CodeOf(err))
+				principal, label, _, _ := tokenOf(req.GetExtra())
+				if err := s.opts.Refusal(principal, label, p.Name); err != nil {
+					s.log.Info("tool refused", "agent", label, "principal", principal, "tool", p.Name, "code", wire.CodeOf(err))
 					return tools.ToMCP(failure(err)), nil
 				}
 			}
@@ -115,11 +115,11 @@ func ToolOf(info tools.Info) *sdk.Tool {
 
 func (s *Server) callHandler(tool string) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		name, _, _ := tokenOf(req.Extra)
+		principal, label, _, _ := tokenOf(req.Extra)
 		start := time.Now()
 		if s.opts.Paused != nil {
 			if err := s.opts.Paused(); err != nil {
-				s.log.Info("tool refused", "agent", name, "tool", tool, "code", wire.CodePaused)
+				s.log.Info("tool refused", "agent", label, "principal", principal, "tool", tool, "code", wire.CodePaused)
 				return tools.ToMCP(failure(err)), nil
 			}
 		}
@@ -139,7 +139,7 @@ func (s *Server) callHandler(tool string) sdk.ToolHandler {
 		if res.IsError {
 			outcome = string(res.Code)
 		}
-		s.log.Debug("tool call", "agent", name, "tool", tool, "outcome", outcome, "duration", time.Since(start))
+		s.log.Debug("tool call", "agent", label, "principal", principal, "tool", tool, "outcome", outcome, "duration", time.Since(start))
 		return tools.ToMCP(res), nil
 	}
 }

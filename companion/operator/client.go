@@ -56,7 +56,7 @@ func newClient(m *Manager, r Record) *client {
 func (c *client) state() State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return State{Record: c.rec, Agent: AgentName(c.rec), Connected: c.connected, LastError: c.lastErr, LastSeen: c.lastSeen, InFlight: c.inflight}
+	return State{Record: c.rec, Principal: PrincipalID(c.rec.ID), Agent: AgentName(c.rec), Connected: c.connected, LastError: c.lastErr, LastSeen: c.lastSeen, InFlight: c.inflight}
 }
 
 func (c *client) start() {
@@ -66,7 +66,7 @@ func (c *client) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	c.done = make(chan struct{})
-	c.session = c.m.opts.Runner.NewSession(AgentName(c.rec))
+	c.session = c.m.opts.Runner.NewSession(PrincipalID(c.rec.ID), AgentName(c.rec))
 	go c.run(ctx)
 }
 

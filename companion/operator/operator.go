@@ -1,8 +1,9 @@
 // Package operator owns paired hosted backends: it persists their configs
 // (never their tokens, which live in the keychain), keeps one client per
 // backend connected over SSE+HTTP or WebSocket as the Browser Operator
-// Protocol describes, and runs each command through the tool engine as an
-// agent named after the backend.
+// Protocol describes, and runs each command through the tool engine as the
+// principal "backend:<id>", labelled with the backend's brand. The brand is
+// chosen by the page that offered the pairing, so it only ever names.
 package operator
 
 import (
@@ -49,6 +50,9 @@ type Record struct {
 // State is a backend with its live connection state.
 type State struct {
 	Record
+	// Principal is who the backend's commands run as (PrincipalID); Agent
+	// is its label (AgentName).
+	Principal string    `json:"principal"`
 	Agent     string    `json:"agent"`
 	Connected bool      `json:"connected"`
 	LastError string    `json:"lastError,omitempty"`
@@ -273,7 +277,11 @@ func (m *Manager) saveLocked() error {
 	return os.Rename(tmp, m.path)
 }
 
-// AgentName is the agent a backend's commands run as: its brand, or its
+// PrincipalID is the principal a backend's commands run as. It owns the
+// backend's tabs; the backend's brand never does.
+func PrincipalID(id string) string { return "backend:" + id }
+
+// AgentName is the label a backend's commands show under: its brand, or its
 // server's host when the page gave none.
 func AgentName(r Record) string {
 	if r.Brand != "" {

@@ -72,11 +72,11 @@ type fakeRunner struct {
 }
 
 func (f *fakeRunner) Catalog() []tools.Info { return nil }
-func (f *fakeRunner) NewSession(agent string) *tools.Session {
+func (f *fakeRunner) NewSession(principal, label string) *tools.Session {
 	f.mu.Lock()
-	f.agents = append(f.agents, agent)
+	f.agents = append(f.agents, label)
 	f.mu.Unlock()
-	return &tools.Session{Agent: agent}
+	return &tools.Session{Principal: principal, Label: label}
 }
 func (f *fakeRunner) Call(ctx context.Context, s *tools.Session, tool string, args json.RawMessage) *tools.Result {
 	f.mu.Lock()
@@ -87,7 +87,7 @@ func (f *fakeRunner) Call(ctx context.Context, s *tools.Session, tool string, ar
 	}
 	switch tool {
 	case "echo":
-		return &tools.Result{Content: []tools.Content{{Type: "text", Text: s.Agent + ":" + string(args)}}}
+		return &tools.Result{Content: []tools.Content{{Type: "text", Text: s.Principal + " " + s.Label + ":" + string(args)}}}
 	case "hold":
 		f.mu.Lock()
 		f.holding++
@@ -192,8 +192,10 @@ func TestWebSocketBackendRunsCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Agent != "Example CRM" {
-		t.Fatalf("agent %q", st.Agent)
+	// The page chose the brand, so it is only the label: the backend runs
+	// as its own principal.
+	if st.Agent != "Example CRM" || st.Principal != "backend:"+st.ID || operator.PrincipalID(st.ID) != st.Principal {
+		t.Fatalf("agent %q, principal %q (backend %s)", st.Agent, st.Principal, st.ID)
 	}
 	if _, err := be.WaitConnected(10 * time.Second); err != nil {
 		t.Fatal(err)
@@ -211,7 +213,7 @@ func TestWebSocketBackendRunsCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := r.Content()
-	if r.Error != "" || len(c) != 1 || c[0]["text"] != `Example CRM:{"x":1}` {
+	if r.Error != "" || len(c) != 1 || c[0]["text"] != "backend:"+st.ID+` Example CRM:{"x":1}` {
 		t.Fatalf("result %+v", r)
 	}
 	id, _ = be.Send("nope", nil)

@@ -14,5 +14,14 @@
 // that sees an entry can trust the secret, and a revoked token stops
 // verifying even when the keychain refuses to delete it.
 //
+// Each agent token has a stable random id in the index. The agent a token
+// authenticates is the principal "agent:<id>", which owns that agent's tabs
+// across reconnects and restarts; the name is only a label. Revoking a token
+// ends its principal for good, and issuing a token under a name used before
+// makes a new principal: a new token is a new agent, even if it is the same
+// program, and it does not inherit the tabs of the token it replaces.
+// Indexes written before ids existed get them the first time a Manager loads
+// them.
+//
 // Nothing here logs, and no error carries a token.
 package tokens

@@ -78,8 +78,14 @@ const (
 
 // Info describes one secret without revealing it.
 type Info struct {
-	Name    string    `json:"name"`
-	Kind    Kind      `json:"kind"`
+	Name string `json:"name"`
+	Kind Kind   `json:"kind"`
+	// ID is an agent token's stable random id, assigned when the token is
+	// issued (or, for an index written before ids existed, when a Manager
+	// first loads it). The agent is the principal "agent:<ID>"; its name is
+	// only a label. Re-issuing a name makes a new token and so a new ID.
+	// Backends have none: their Name is their id.
+	ID      string    `json:"id,omitempty"`
 	Created time.Time `json:"created"`
 }
 
@@ -215,8 +221,10 @@ func (f *FileStore) Delete(account string) error {
 	return f.save(s)
 }
 
+// sortEvents orders events by kind and name, keeping the order of one
+// name's events (an agent's OpRemoved before its successor's OpAdded).
 func sortEvents(ev []Event) {
-	sort.Slice(ev, func(i, j int) bool {
+	sort.SliceStable(ev, func(i, j int) bool {
 		if ev[i].Kind != ev[j].Kind {
 			return ev[i].Kind < ev[j].Kind
 		}

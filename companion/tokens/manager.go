@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
@@ -57,7 +58,7 @@ type Op string
 const (
 	OpAdded    Op = "added"    // issued, or a backend paired
 	OpRemoved  Op = "removed"  // revoked, or a backend forgotten
-	OpReplaced Op = "replaced" // same name, new secret (re-paired, or revoked and re-issued elsewhere)
+	OpReplaced Op = "replaced" // a backend re-paired: same id, new secret
 )
 
 // Event tells OnChange listeners which secret changed. It never carries the
@@ -66,9 +67,15 @@ type Event struct {
 	Kind Kind
 	Name string
 	Op   Op
+	// ID is the agent token's id (Info.ID): the new token's for OpAdded, the
+	// one that ended for OpRemoved. An agent token is never "replaced": a
+	// new token under an old name is a new principal, so it comes as
+	// OpRemoved for the old id and OpAdded for the new. Empty for backends.
+	ID string
 }
 
 type cached struct {
+	id      string
 	name    string
 	created time.Time
 	digest  [sha256.Size]byte
@@ -77,6 +84,15 @@ type cached struct {
 type key struct {
 	kind Kind
 	name string
+}
+
+// newTokenID returns a fresh random agent token id.
+func newTokenID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("generate token id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // Manager issues, verifies and revokes agent tokens and keeps backend
@@ -92,8 +108,8 @@ type Manager struct {
 	opMu sync.Mutex
 
 	mu       sync.RWMutex
-	agents   []cached          // verified against on every request
-	known    map[key]time.Time // last index seen, to turn reloads into events
+	agents   []cached     // verified against on every request
+	known    map[key]Info // last index seen, to turn reloads into events
 	watchers []watcher
 	nextW    int
 
@@ -138,7 +154,7 @@ func New(dataDir string, s Store) (*Manager, error) {
 		return nil, err
 	}
 	_, isKC := s.(*KeychainStore)
-	m := &Manager{dir: dataDir, store: s, isKC: isKC, known: map[key]time.Time{}, compare: subtle.ConstantTimeCompare}
+	m := &Manager{dir: dataDir, store: s, isKC: isKC, known: map[key]Info{}, compare: subtle.ConstantTimeCompare}
 	if err := m.Reload(); err != nil {
 		return nil, err
 	}
@@ -173,12 +189,18 @@ func NewToken() (string, error) {
 }
 
 // Issue creates a token for a new agent name and returns it. The token is
-// shown once; only its digest stays in memory.
+// shown once; only its digest stays in memory. The token gets a new id, so
+// re-issuing a revoked name makes a new principal that does not inherit the
+// old token's tabs.
 func (m *Manager) Issue(name string) (string, error) {
 	if err := ValidName(name); err != nil {
 		return "", err
 	}
 	tok, err := NewToken()
+	if err != nil {
+		return "", err
+	}
+	id, err := newTokenID()
 	if err != nil {
 		return "", err
 	}
@@ -189,7 +211,7 @@ func (m *Manager) Issue(name string) (string, error) {
 		if err := m.store.Set(account(KindAgent, name), tok); err != nil {
 			return nil, nil, fmt.Errorf("store token %q: %w", name, err)
 		}
-		idx = append(idx, Info{Name: name, Kind: KindAgent, Created: time.Now().UTC()})
+		idx = append(idx, Info{Name: name, Kind: KindAgent, ID: id, Created: time.Now().UTC()})
 		return idx, map[string][sha256.Size]byte{name: sha256.Sum256([]byte(tok))}, nil
 	}, func() { _ = m.store.Delete(account(KindAgent, name)) }, nil)
 	if err != nil {
@@ -251,10 +273,11 @@ func (m *Manager) list(kind Kind) ([]Info, error) {
 	return out, nil
 }
 
-// Verify reports which agent a bearer token belongs to. It compares the
-// token's digest with every cached digest in constant time and never stops
-// early, so timing reveals neither whether nor which name matched.
-func (m *Manager) Verify(token string) (name string, ok bool) {
+// Verify reports which agent a bearer token belongs to: the token's stable
+// id (the agent's identity) and its name (a label). It compares the token's
+// digest with every cached digest in constant time and never stops early, so
+// timing reveals neither whether nor which token matched.
+func (m *Manager) Verify(token string) (id, name string, ok bool) {
 	d := sha256.Sum256([]byte(token))
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -265,9 +288,9 @@ func (m *Manager) Verify(token string) (name string, ok bool) {
 		found |= eq
 	}
 	if found != 1 {
-		return "", false
+		return "", "", false
 	}
-	return m.agents[at].name, true
+	return m.agents[at].id, m.agents[at].name, true
 }
 
 // SetBackend stores a paired backend's token, replacing an earlier one.
@@ -363,10 +386,15 @@ func (m *Manager) emit(events []Event) {
 
 // Reload rereads the index (and the secrets of tokens it has not seen) so
 // this Manager picks up changes another process made. Tokens removed from
-// the index stop verifying even if reading the store fails.
+// the index stop verifying even if reading the store fails. Agent entries
+// without an id (an index from before ids, or one an older Reins rewrote)
+// get one here, written back to the index.
 func (m *Manager) Reload() error {
 	m.opMu.Lock()
 	idx, err := readIndex(m.dir)
+	if err == nil && missingIDs(idx) {
+		idx, err = m.assignIDs()
+	}
 	var events []Event
 	if err == nil {
 		events, err = m.refresh(idx, nil)
@@ -374,6 +402,41 @@ func (m *Manager) Reload() error {
 	m.opMu.Unlock()
 	m.emit(events)
 	return err
+}
+
+func missingIDs(idx []Info) bool {
+	for _, in := range idx {
+		if in.Kind == KindAgent && in.ID == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// assignIDs gives every agent entry of the on-disk index that has no id a
+// fresh one and writes the index back, under the cross-process lock so two
+// Managers migrating at once agree on one id per token. Caller holds opMu.
+func (m *Manager) assignIDs() ([]Info, error) {
+	unlock, err := lockDir(m.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	idx, err := readIndex(m.dir)
+	if err != nil || !missingIDs(idx) {
+		return idx, err
+	}
+	for i := range idx {
+		if idx[i].Kind == KindAgent && idx[i].ID == "" {
+			if idx[i].ID, err = newTokenID(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := writeIndex(m.dir, idx); err != nil {
+		return nil, fmt.Errorf("giving agent tokens their ids: %w", err)
+	}
+	return idx, nil
 }
 
 // mutate runs change on the current on-disk index under both locks, writes
@@ -412,9 +475,10 @@ func (m *Manager) mutate(change func([]Info) ([]Info, map[string][sha256.Size]by
 }
 
 // refresh makes the cache match idx. Digests already cached for the same
-// (name, created) are kept, since a token never changes after it is issued;
-// fresh supplies digests just computed; the rest are read from the store.
-// Caller holds opMu.
+// (name, id, created) are kept, since a token never changes after it is
+// issued; fresh supplies digests just computed; the rest are read from the
+// store. An agent entry without an id is not loaded: every token must be
+// its own principal. Caller holds opMu.
 func (m *Manager) refresh(idx []Info, fresh map[string][sha256.Size]byte) ([]Event, error) {
 	m.mu.RLock()
 	old := make(map[string]cached, len(m.agents))
@@ -426,18 +490,21 @@ func (m *Manager) refresh(idx []Info, fresh map[string][sha256.Size]byte) ([]Eve
 
 	var firstErr error
 	agents := make([]cached, 0, len(idx))
-	known := make(map[key]time.Time, len(idx))
+	known := make(map[key]Info, len(idx))
 	for _, in := range idx {
-		known[key{in.Kind, in.Name}] = in.Created
+		if in.Kind == KindAgent && in.ID == "" {
+			continue
+		}
+		known[key{in.Kind, in.Name}] = in
 		if in.Kind != KindAgent {
 			continue
 		}
-		if c, ok := old[in.Name]; ok && c.created.Equal(in.Created) {
+		if c, ok := old[in.Name]; ok && c.id == in.ID && c.created.Equal(in.Created) {
 			agents = append(agents, c)
 			continue
 		}
 		if d, ok := fresh[in.Name]; ok {
-			agents = append(agents, cached{name: in.Name, created: in.Created, digest: d})
+			agents = append(agents, cached{id: in.ID, name: in.Name, created: in.Created, digest: d})
 			continue
 		}
 		if firstErr != nil {
@@ -451,22 +518,26 @@ func (m *Manager) refresh(idx []Info, fresh map[string][sha256.Size]byte) ([]Eve
 			firstErr = fmt.Errorf("load agent token %q: %w", in.Name, err)
 			continue
 		}
-		agents = append(agents, cached{name: in.Name, created: in.Created, digest: sha256.Sum256([]byte(secret))})
+		agents = append(agents, cached{id: in.ID, name: in.Name, created: in.Created, digest: sha256.Sum256([]byte(secret))})
 	}
 
 	var events []Event
-	for k, t := range known {
-		ot, ok := oldKnown[k]
+	for k, in := range known {
+		o, ok := oldKnown[k]
 		switch {
 		case !ok:
-			events = append(events, Event{Kind: k.kind, Name: k.name, Op: OpAdded})
-		case !ot.Equal(t):
-			events = append(events, Event{Kind: k.kind, Name: k.name, Op: OpReplaced})
+			events = append(events, Event{Kind: k.kind, Name: k.name, Op: OpAdded, ID: in.ID})
+		case o.ID != in.ID:
+			// Another token under the same name: the old principal ends.
+			events = append(events, Event{Kind: k.kind, Name: k.name, Op: OpRemoved, ID: o.ID})
+			events = append(events, Event{Kind: k.kind, Name: k.name, Op: OpAdded, ID: in.ID})
+		case !o.Created.Equal(in.Created):
+			events = append(events, Event{Kind: k.kind, Name: k.name, Op: OpReplaced, ID: in.ID})
 		}
 	}
-	for k := range oldKnown {
+	for k, o := range oldKnown {
 		if _, ok := known[k]; !ok {
-			events = append(events, Event{Kind: k.kind, Name: k.name, Op: OpRemoved})
+			events = append(events, Event{Kind: k.kind, Name: k.name, Op: OpRemoved, ID: o.ID})
 		}
 	}
 	sortEvents(events)

@@ -76,14 +76,14 @@ func TestIssueListVerifyRevoke(t *testing.T) {
 				}
 			}
 
-			if n, ok := m.Verify(ta); !ok || n != a {
+			if _, n, ok := m.Verify(ta); !ok || n != a {
 				t.Errorf("Verify(a) = %q, %v", n, ok)
 			}
-			if n, ok := m.Verify(tb); !ok || n != b {
+			if _, n, ok := m.Verify(tb); !ok || n != b {
 				t.Errorf("Verify(b) = %q, %v", n, ok)
 			}
 			for _, bad := range []string{"", "reins_", ta + "x", ta[:len(ta)-1], strings.ToUpper(ta)} {
-				if n, ok := m.Verify(bad); ok {
+				if _, n, ok := m.Verify(bad); ok {
 					t.Errorf("Verify(%q) matched %q", bad, n)
 				}
 			}
@@ -91,10 +91,10 @@ func TestIssueListVerifyRevoke(t *testing.T) {
 			if err := m.Revoke(a); err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := m.Verify(ta); ok {
+			if _, _, ok := m.Verify(ta); ok {
 				t.Error("revoked token still verifies")
 			}
-			if _, ok := m.Verify(tb); !ok {
+			if _, _, ok := m.Verify(tb); !ok {
 				t.Error("revoking a broke b")
 			}
 			list, _ = m.List()
@@ -109,10 +109,10 @@ func TestIssueListVerifyRevoke(t *testing.T) {
 			if ta2 == ta {
 				t.Error("reissue returned the old token")
 			}
-			if _, ok := m.Verify(ta); ok {
+			if _, _, ok := m.Verify(ta); ok {
 				t.Error("old token verifies after reissue")
 			}
-			if n, ok := m.Verify(ta2); !ok || n != a {
+			if _, n, ok := m.Verify(ta2); !ok || n != a {
 				t.Errorf("Verify(reissued) = %q, %v", n, ok)
 			}
 		})
@@ -200,7 +200,7 @@ func TestDuplicateIssue(t *testing.T) {
 			if !errors.Is(err, ErrNameInUse) || !strings.Contains(err.Error(), "revoke it first") {
 				t.Fatalf("second Issue = %v, want ErrNameInUse saying to revoke first", err)
 			}
-			if _, ok := m.Verify(tok); !ok {
+			if _, _, ok := m.Verify(tok); !ok {
 				t.Fatal("a refused duplicate issue broke the first token")
 			}
 		})
@@ -281,8 +281,13 @@ func TestReloadAcrossManagers(t *testing.T) {
 			}
 			// As after a restart: a fresh Manager loads what the first wrote.
 			m2 := open(t, dir, kind)
-			if n, ok := m2.Verify(tok); !ok || n != name {
+			id1, n, ok := m2.Verify(tok)
+			if !ok || n != name {
 				t.Fatalf("second manager Verify = %q, %v", n, ok)
+			}
+			// The id is the agent's identity: the same on every load.
+			if first, _, _ := m1.Verify(tok); id1 == "" || first != id1 {
+				t.Fatalf("token id %q after a reload, %q when issued", id1, first)
 			}
 			var events []Event
 			m2.OnChange(func(e Event) { events = append(events, e) })
@@ -295,7 +300,7 @@ func TestReloadAcrossManagers(t *testing.T) {
 			if err := m2.Reload(); err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := m2.Verify(tok); ok {
+			if _, _, ok := m2.Verify(tok); ok {
 				t.Fatal("token revoked elsewhere still verifies after Reload")
 			}
 			tok2, err := m1.Issue(name)
@@ -305,12 +310,17 @@ func TestReloadAcrossManagers(t *testing.T) {
 			if err := m2.Reload(); err != nil {
 				t.Fatal(err)
 			}
-			if n, ok := m2.Verify(tok2); !ok || n != name {
+			if _, n, ok := m2.Verify(tok2); !ok || n != name {
 				t.Fatalf("reissued token: Verify = %q, %v", n, ok)
 			}
-			want := []Event{{KindAgent, name, OpRemoved}, {KindAgent, name, OpAdded}}
-			if fmt.Sprint(events) != fmt.Sprint(want) {
+			want := []Event{{Kind: KindAgent, Name: name, Op: OpRemoved}, {Kind: KindAgent, Name: name, Op: OpAdded}}
+			if fmt.Sprint(withoutIDs(events)) != fmt.Sprint(want) {
 				t.Errorf("events = %v, want %v", events, want)
+			}
+			// The re-issued token is another principal: the event that ends
+			// the old one names the old id, the new one a fresh id.
+			if len(events) == 2 && (events[0].ID != id1 || events[1].ID == "" || events[1].ID == id1) {
+				t.Errorf("event ids %q then %q; the first token's id was %q", events[0].ID, events[1].ID, id1)
 			}
 			// A Reload with nothing new says nothing.
 			if err := m2.Reload(); err != nil {
@@ -343,7 +353,7 @@ func TestVerifyComparesEveryToken(t *testing.T) {
 	}
 	for i, tok := range append(toks, "reins_wrong", "") {
 		calls = 0
-		n, ok := m.Verify(tok)
+		_, n, ok := m.Verify(tok)
 		if calls != 5 {
 			t.Errorf("Verify #%d compared %d tokens, want all 5 whatever matched", i, calls)
 		}
@@ -369,7 +379,7 @@ func TestOnChange(t *testing.T) {
 		if e.Op == OpRemoved && e.Kind == KindAgent {
 			// The cache is already updated when listeners hear of a revoke,
 			// so a request racing the callback fails too.
-			_, verifiedInCallback = m.Verify(tokAtRevoke)
+			_, _, verifiedInCallback = m.Verify(tokAtRevoke)
 		}
 	})
 	tok, err := m.Issue("bot")
@@ -400,12 +410,15 @@ func TestOnChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Event{
-		{KindAgent, "bot", OpAdded}, {KindAgent, "bot", OpRemoved},
-		{KindBackend, "acme", OpAdded}, {KindBackend, "acme", OpReplaced}, {KindBackend, "acme", OpRemoved},
+		{Kind: KindAgent, Name: "bot", Op: OpAdded}, {Kind: KindAgent, Name: "bot", Op: OpRemoved},
+		{Kind: KindBackend, Name: "acme", Op: OpAdded}, {Kind: KindBackend, Name: "acme", Op: OpReplaced}, {Kind: KindBackend, Name: "acme", Op: OpRemoved},
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if fmt.Sprint(got) != fmt.Sprint(want) {
+	if len(got) > 1 && (got[0].ID == "" || got[1].ID != got[0].ID) {
+		t.Errorf("the agent's events carry ids %q and %q, want its one token id twice", got[0].ID, got[1].ID)
+	}
+	if fmt.Sprint(withoutIDs(got)) != fmt.Sprint(want) {
 		t.Errorf("events\n got %v\nwant %v", got, want)
 	}
 }
@@ -440,7 +453,7 @@ func TestBackendSecrets(t *testing.T) {
 			if as, _ := m.List(); len(as) != 0 {
 				t.Errorf("backend shows in agent List: %+v", as)
 			}
-			if _, ok := m.Verify("tok-2"); ok {
+			if _, _, ok := m.Verify("tok-2"); ok {
 				t.Error("a backend secret verifies as an agent token")
 			}
 			// Another Manager sees it.
@@ -593,14 +606,14 @@ func TestRevokeWhenKeychainDeleteFails(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "could not be deleted") {
 		t.Fatalf("Revoke = %v, want an error about the leftover secret", err)
 	}
-	if _, ok := m.Verify(tok); ok {
+	if _, _, ok := m.Verify(tok); ok {
 		t.Fatal("token verifies after a revoke whose delete failed")
 	}
 	m2, err := New(dir, st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := m2.Verify(tok); ok {
+	if _, _, ok := m2.Verify(tok); ok {
 		t.Fatal("a new manager trusts a leftover secret with no index entry")
 	}
 	// Issuing the name again overwrites the leftover.
@@ -609,7 +622,7 @@ func TestRevokeWhenKeychainDeleteFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := m.Verify(tok2); !ok {
+	if _, _, ok := m.Verify(tok2); !ok {
 		t.Fatal("reissue after failed delete does not verify")
 	}
 }
@@ -661,5 +674,105 @@ func TestTokenNeverInErrors(t *testing.T) {
 	err = m.SetBackend("bad id", "very-secret-value")
 	if err == nil || strings.Contains(err.Error(), "very-secret-value") {
 		t.Fatalf("SetBackend error %v", err)
+	}
+}
+
+// withoutIDs returns events with their token ids cleared, to compare the
+// rest.
+func withoutIDs(events []Event) []Event {
+	out := make([]Event, len(events))
+	for i, e := range events {
+		e.ID = ""
+		out[i] = e
+	}
+	return out
+}
+
+// An index written before tokens had ids (version 1 entries without "id")
+// loads: each agent token gets a fresh id, written back to the index, and
+// the next load finds the same id, so the agent stays one principal across
+// restarts. Backends get none.
+func TestIndexWithoutIDsIsMigrated(t *testing.T) {
+	for _, kind := range stores {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			a, b := uniqueName(t, "old-a"), uniqueName(t, "old-b")
+			tokA, tokB := "reins_legacy-a-"+a, "reins_legacy-b-"+b
+			var store Store
+			if kind == KeyringFile {
+				fs, err := NewFileStore(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				store = fs
+			} else {
+				store = NewKeychainStore(SystemKeyring(), 0)
+			}
+			for name, tok := range map[string]string{a: tokA, b: tokB} {
+				if err := store.Set(account(KindAgent, name), tok); err != nil {
+					t.Fatal(err)
+				}
+			}
+			legacy := fmt.Sprintf(`{"version": 1, "entries": [
+				{"name": %q, "kind": "agent", "created": "2024-05-01T10:00:00Z"},
+				{"name": %q, "kind": "agent", "created": "2024-05-02T10:00:00Z"},
+				{"name": "acme", "kind": "backend", "created": "2024-05-03T10:00:00Z"}]}`, a, b)
+			if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(legacy), 0o600); err != nil {
+				t.Fatal(err)
+			}
+
+			m := open(t, dir, kind)
+			idA, nameA, okA := m.Verify(tokA)
+			idB, nameB, okB := m.Verify(tokB)
+			if !okA || !okB || nameA != a || nameB != b {
+				t.Fatalf("legacy tokens: Verify = (%q, %v), (%q, %v)", nameA, okA, nameB, okB)
+			}
+			if idA == "" || idB == "" || idA == idB {
+				t.Fatalf("legacy tokens got ids %q and %q, want two distinct ids", idA, idB)
+			}
+			onDisk, err := readIndex(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range onDisk {
+				switch {
+				case in.Kind == KindBackend && in.ID != "":
+					t.Errorf("backend %s got id %q", in.Name, in.ID)
+				case in.Name == a && in.ID != idA, in.Name == b && in.ID != idB:
+					t.Errorf("index holds id %q for %s, Verify said otherwise", in.ID, in.Name)
+				case in.Kind == KindAgent && in.Created.Year() != 2024:
+					t.Errorf("migration changed %s's creation time to %s", in.Name, in.Created)
+				}
+			}
+			// As after a restart: the ids stay.
+			if id, _, _ := open(t, dir, kind).Verify(tokA); id != idA {
+				t.Fatalf("after a restart %s has id %q, was %q", a, id, idA)
+			}
+			list, err := m.List()
+			if err != nil || len(list) != 2 || list[0].ID == "" || list[1].ID == "" {
+				t.Fatalf("List after migration = %+v, %v", list, err)
+			}
+		})
+	}
+}
+
+// An agent entry without an id is never loaded as a principal: if the
+// index cannot be given ids, those tokens do not verify rather than all
+// sharing the empty id.
+func TestEntryWithoutIDDoesNotVerify(t *testing.T) {
+	dir := t.TempDir()
+	m := open(t, dir, KeyringFile)
+	tok, err := m.Issue("keeper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.opMu.Lock()
+	events, _ := m.refresh([]Info{{Name: "keeper", Kind: KindAgent, Created: time.Now()}}, nil)
+	m.opMu.Unlock()
+	if _, _, ok := m.Verify(tok); ok {
+		t.Fatal("a token whose index entry has no id verifies")
+	}
+	if len(events) != 1 || events[0].Op != OpRemoved {
+		t.Fatalf("events %v, want the principal removed", events)
 	}
 }

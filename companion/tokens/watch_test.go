@@ -31,7 +31,7 @@ func TestWatchSeesOtherProcess(t *testing.T) {
 		for {
 			select {
 			case e := <-events:
-				if e == want {
+				if e.Kind == want.Kind && e.Name == want.Name && e.Op == want.Op {
 					return
 				}
 			case <-deadline.C:
@@ -44,15 +44,15 @@ func TestWatchSeesOtherProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait(Event{KindAgent, "remote", OpAdded})
-	if n, ok := daemon.Verify(tok); !ok || n != "remote" {
+	wait(Event{Kind: KindAgent, Name: "remote", Op: OpAdded})
+	if _, n, ok := daemon.Verify(tok); !ok || n != "remote" {
 		t.Fatalf("daemon Verify after watch event = %q, %v", n, ok)
 	}
 	if err := cli.Revoke("remote"); err != nil {
 		t.Fatal(err)
 	}
-	wait(Event{KindAgent, "remote", OpRemoved})
-	if _, ok := daemon.Verify(tok); ok {
+	wait(Event{Kind: KindAgent, Name: "remote", Op: OpRemoved})
+	if _, _, ok := daemon.Verify(tok); ok {
 		t.Fatal("token revoked by another process still verifies after the event")
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 func TestBrowserBatch(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("batcher")
+	s := r.e.NewSession("agent:batcher", "batcher")
 	tab := r.newTab(s, "/record")
 	res := r.call(s, "browser_batch", map[string]any{"steps": []map[string]any{
 		{"tool": "computer", "args": map[string]any{"action": "left_click", "tabId": tab, "coordinate": []int{650, 210}}},

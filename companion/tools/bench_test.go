@@ -23,7 +23,7 @@ type benchRig struct {
 
 func newBench(b *testing.B) *benchRig {
 	r := newRig(b)
-	s := r.e.NewSession("bench")
+	s := r.e.NewSession("agent:bench", "bench")
 	tab := r.newTab(s, "/big")
 	r.ok(s, "resize_window", map[string]any{"tabId": tab, "width": 1280, "height": 800})
 	r.ok(s, "computer", map[string]any{"action": "screenshot", "tabId": tab})

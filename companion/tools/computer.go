@@ -84,7 +84,7 @@ func (c *call) screenshot(ctx context.Context, tabID int) (*Result, error) {
 		return nil, err
 	}
 	var vp viewportInfo
-	href, err := ts.helper(ctx, c.s.Agent, "viewport", &vp)
+	href, err := ts.helper(ctx, c.s.Label, "viewport", &vp)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (c *call) zoom(ctx context.Context, in *computerArgs) (*Result, error) {
 		return nil, wire.Errorf(wire.CodeBadParams, "region is empty")
 	}
 	var vp viewportInfo
-	href, err := ts.helper(ctx, c.s.Agent, "viewport", &vp)
+	href, err := ts.helper(ctx, c.s.Label, "viewport", &vp)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ type resolved struct {
 func (c *call) point(ctx context.Context, ts *tabState, ref string, coord []float64, what string) (target, error) {
 	if ref != "" {
 		var r resolved
-		href, err := ts.helper(ctx, c.s.Agent, "resolve", &r, ref)
+		href, err := ts.helper(ctx, c.s.Label, "resolve", &r, ref)
 		if err != nil {
 			return target{href: href}, err
 		}
@@ -213,7 +213,7 @@ func (c *call) point(ctx context.Context, ts *tabState, ref string, coord []floa
 	}
 	x, y := v.toCSS(coord[0], coord[1])
 	var r resolved
-	href, err := ts.helper(ctx, c.s.Agent, "probe", &r, x, y)
+	href, err := ts.helper(ctx, c.s.Label, "probe", &r, x, y)
 	if err != nil {
 		return target{}, err
 	}
@@ -373,7 +373,7 @@ func (c *call) drag(ctx context.Context, in *computerArgs) (*Result, error) {
 // ---- keyboard
 
 func (c *call) focusedGuard(ctx context.Context, ts *tabState, tabID int) error {
-	href, err := ts.helper(ctx, c.s.Agent, "info", nil)
+	href, err := ts.helper(ctx, c.s.Label, "info", nil)
 	if err != nil {
 		return err
 	}
@@ -487,7 +487,7 @@ func (c *call) scroll(ctx context.Context, in *computerArgs) (*Result, error) {
 		x, y = float64(v.width)/2, float64(v.height)/2
 	}
 	var before viewportInfo
-	if _, err := ts.helper(ctx, c.s.Agent, "viewport", &before); err != nil {
+	if _, err := ts.helper(ctx, c.s.Label, "viewport", &before); err != nil {
 		return nil, err
 	}
 	w := ts.watch()
@@ -502,7 +502,7 @@ func (c *call) scroll(ctx context.Context, in *computerArgs) (*Result, error) {
 		return nil, err
 	}
 	var now viewportInfo
-	if _, err := ts.helper(ctx, c.s.Agent, "viewport", &now); err == nil {
+	if _, err := ts.helper(ctx, c.s.Label, "viewport", &now); err == nil {
 		if now.SX == before.SX && now.SY == before.SY {
 			res.Content[0].Text += fmt.Sprintf("\nThe window stayed at scroll position (%d, %d); an inner scroll area may have moved instead, or the page is at its end.", int(now.SX), int(now.SY))
 		} else {
@@ -527,7 +527,7 @@ func (c *call) scrollTo(ctx context.Context, in *computerArgs) (*Result, error) 
 	}
 	w := ts.watch()
 	defer w.stop()
-	if _, err := ts.helper(ctx, c.s.Agent, "scrollTo", &r, in.Ref); err != nil {
+	if _, err := ts.helper(ctx, c.s.Label, "scrollTo", &r, in.Ref); err != nil {
 		return nil, err
 	}
 	v, err := c.viewFor(ctx, ts)

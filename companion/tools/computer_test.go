@@ -16,7 +16,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1.5 }
 
 func TestComputerClicks(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("clicker")
+	s := r.e.NewSession("agent:clicker", "clicker")
 	tab := r.newTab(s, "/record")
 	r.ok(s, "computer", map[string]any{"action": "screenshot", "tabId": tab})
 
@@ -117,7 +117,7 @@ func TestComputerClicks(t *testing.T) {
 
 func TestComputerKeyboard(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("typist")
+	s := r.e.NewSession("agent:typist", "typist")
 	tab := r.newTab(s, "/record")
 	r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "coordinate": []int{650, 210}})
 	r.clearLog(s, tab)
@@ -174,7 +174,7 @@ func TestComputerKeyboard(t *testing.T) {
 
 func TestComputerScrollAndDrag(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("scroller")
+	s := r.e.NewSession("agent:scroller", "scroller")
 	tab := r.newTab(s, "/record")
 	r.ok(s, "computer", map[string]any{"action": "screenshot", "tabId": tab})
 
@@ -265,7 +265,7 @@ func redAt(t *testing.T, res *tools.Result, x, y int) bool {
 
 func TestScreenshotGeometry(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("geometry")
+	s := r.e.NewSession("agent:geometry", "geometry")
 	tab := r.newTab(s, "/colors")
 	r.ok(s, "resize_window", map[string]any{"tabId": tab, "width": 1280, "height": 800})
 	r.ok(s, "javascript_tool", map[string]any{"tabId": tab, "text": "scrollTo(0, 1200)"})
@@ -297,7 +297,7 @@ func TestScreenshotGeometry(t *testing.T) {
 
 func TestScreenshotsAndZoom(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("photographer")
+	s := r.e.NewSession("agent:photographer", "photographer")
 	tab := r.newTab(s, "/record")
 	r.ok(s, "resize_window", map[string]any{"tabId": tab, "width": 1280, "height": 800})
 	res := r.call(s, "computer", map[string]any{"action": "screenshot", "tabId": tab})

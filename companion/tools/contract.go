@@ -40,8 +40,8 @@ type Info struct {
 	Destructive bool // MCP destructiveHint
 	// Mutating tools are refused while a live-view viewer has taken the tab
 	// over. The actions among them that act on what the agent last saw
-	// (clicks, typing, keys, drags, form_input, upload_image) also get the
-	// TOCTOU origin guard.
+	// (clicks, typing, keys, drags, form_input, upload_image,
+	// javascript_tool) also get the TOCTOU origin guard.
 	Mutating  bool
 	Batchable bool // may run inside browser_batch
 }
@@ -49,23 +49,21 @@ type Info struct {
 // Activity is one finished tool call, for the dashboard's Activity view. It
 // never holds arguments that may carry secrets.
 type Activity struct {
-	Time     time.Time
-	Agent    string
-	Tool     string
-	TabID    int
-	Outcome  string // "ok" or an error code
-	Duration time.Duration
-}
-
-// Caller is what the engine needs to know about who is calling.
-type Caller interface {
-	// AgentName names the agent in logs, tab group titles and activity.
-	AgentName() string
+	Time time.Time
+	// Principal is the caller's id (Session.Principal); Agent its label.
+	Principal string
+	Agent     string
+	Tool      string
+	TabID     int
+	Outcome   string // "ok" or an error code
+	Duration  time.Duration
 }
 
 // Runner is the engine's interface as its callers use it.
 type Runner interface {
 	Catalog() []Info
-	NewSession(agent string) *Session
+	// NewSession starts the session of a principal ("agent:<token id>",
+	// "backend:<backend id>") shown to the person as label.
+	NewSession(principal, label string) *Session
 	Call(ctx context.Context, s *Session, tool string, args json.RawMessage) *Result
 }

@@ -63,7 +63,6 @@ type Engine struct {
 	bg sync.WaitGroup // dialog handlers started from event callbacks
 
 	mu     sync.Mutex
-	owners map[int]string // public tab id → agent that created it
 	tabs   map[int]*tabState
 	closed bool
 }
@@ -86,7 +85,7 @@ func NewEngine(opts Options) *Engine {
 	}
 	e := &Engine{
 		hub: opts.Hub, opts: opts, log: opts.Logger,
-		tools: map[string]*tool{}, owners: map[int]string{}, tabs: map[int]*tabState{},
+		tools: map[string]*tool{}, tabs: map[int]*tabState{},
 	}
 	for _, register := range families {
 		register(e)
@@ -104,9 +103,9 @@ var families = []func(*Engine){
 // Catalog lists every tool, sorted by name.
 func (e *Engine) Catalog() []Info { return append([]Info(nil), e.catalog...) }
 
-// NewSession starts an agent's session.
-func (e *Engine) NewSession(agent string) *Session {
-	return &Session{Agent: agent}
+// NewSession starts the session of a principal shown as label.
+func (e *Engine) NewSession(principal, label string) *Session {
+	return &Session{Principal: principal, Label: label}
 }
 
 // Close stops following tabs. Calls in flight finish on their own.
@@ -152,7 +151,7 @@ func (c *call) run(ctx context.Context, name string, args json.RawMessage) (res 
 	defer func() {
 		// A bug in one tool must not take the companion down with it.
 		if r := recover(); r != nil {
-			c.e.log.Error("tool panicked", "tool", name, "agent", c.s.Agent, "tab", c.tabID, "browser", c.browser, "panic", r)
+			c.e.log.Error("tool panicked", "tool", name, "agent", c.s.Label, "principal", c.s.Principal, "tab", c.tabID, "browser", c.browser, "panic", r)
 			res = errorResult(wire.Errorf(wire.CodeInternal, "%s failed unexpectedly", name))
 		}
 	}()
@@ -188,13 +187,13 @@ func (e *Engine) record(c *call, name string, res *Result, d time.Duration) {
 	if res.IsError {
 		outcome = string(res.Code)
 	}
-	agent := ""
+	principal, label := "", ""
 	if c.s != nil {
-		agent = c.s.Agent
+		principal, label = c.s.Principal, c.s.Label
 	}
-	e.log.Debug("tool call", "agent", agent, "tool", name, "tab", c.tabID, "browser", c.browser, "outcome", outcome, "duration", d)
+	e.log.Debug("tool call", "agent", label, "principal", principal, "tool", name, "tab", c.tabID, "browser", c.browser, "outcome", outcome, "duration", d)
 	if e.opts.OnActivity != nil {
-		e.opts.OnActivity(Activity{Time: time.Now(), Agent: agent, Tool: name, TabID: c.tabID, Outcome: outcome, Duration: d})
+		e.opts.OnActivity(Activity{Time: time.Now(), Principal: principal, Agent: label, Tool: name, TabID: c.tabID, Outcome: outcome, Duration: d})
 	}
 }
 
@@ -225,26 +224,27 @@ func textResult(lines ...string) *Result {
 
 // ---- ownership and tab access ----
 
-func (e *Engine) setOwner(tabID int, agent string) {
-	e.mu.Lock()
-	e.owners[tabID] = agent
-	e.mu.Unlock()
-}
+// Ownership lives with the tab: the extension (or the dev transport)
+// records the principal each agent tab was created for and reports it in
+// every listing, so it survives a browser reconnect and a companion
+// restart. The engine keeps no copy that a reconnect could lose.
 
-func (e *Engine) owner(tabID int) string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.owners[tabID]
-}
+// agentTab reports whether t was opened for an agent rather than shared by
+// the person.
+func agentTab(t hub.Tab) bool { return t.Agent || t.Owner != "" }
 
-// visible reports whether agent may use tab t: tabs it created, and tabs
-// the person shared by hand (or that no running agent claims).
-func (e *Engine) visible(t hub.Tab, agent string) bool {
+// visible reports whether principal may use tab t: its own agent tabs, and
+// tabs the person shared by hand. An agent tab whose owner is another
+// principal, or is unknown, is nobody else's: it stays hidden until its
+// owner returns or the person shares it by hand, which clears the owner.
+func visible(t hub.Tab, principal string) bool {
 	if !t.Shared {
 		return false
 	}
-	o := e.owner(t.ID)
-	return o == "" || o == agent
+	if agentTab(t) {
+		return principal != "" && t.Owner == principal
+	}
+	return true
 }
 
 type access int
@@ -269,7 +269,7 @@ func (c *call) tab(id int, a access) (hub.Tab, *hub.Browser, error) {
 	if !t.Shared {
 		return hub.Tab{}, nil, wire.Errorf(wire.CodeNotShared, "tab %d is not shared with Reins", id)
 	}
-	if o := c.e.owner(id); o != "" && o != c.s.Agent {
+	if !visible(t, c.s.Principal) {
 		return hub.Tab{}, nil, wire.Errorf(wire.CodeTabNotInSession, "tab %d belongs to another agent's tab group", id)
 	}
 	if t.Unsupported != "" {
@@ -304,7 +304,7 @@ func (c *call) page(ctx context.Context, id int, a access) (*tabState, hub.Tab, 
 	if err != nil {
 		return nil, hub.Tab{}, err
 	}
-	if err := ts.ensure(ctx, c.s.Agent); err != nil {
+	if err := ts.ensure(ctx, c.s.Label); err != nil {
 		return nil, hub.Tab{}, err
 	}
 	return ts, t, nil
@@ -314,7 +314,7 @@ func (c *call) page(ctx context.Context, id int, a access) (*tabState, hub.Tab, 
 // a hidden tab or a hung page never answers them.
 const inputTimeout = 10 * time.Second
 
-// cdp sends one command to the tab, naming the agent for the extension's
+// cdp sends one command to the tab, naming the caller for the extension's
 // activity log.
 func (c *call) cdp(ctx context.Context, tabID int, method string, params any, out any) error {
 	if strings.HasPrefix(method, "Input.") || method == "Page.captureScreenshot" {
@@ -322,7 +322,7 @@ func (c *call) cdp(ctx context.Context, tabID int, method string, params any, ou
 		ctx, cancel = context.WithTimeout(ctx, inputTimeout)
 		defer cancel()
 	}
-	raw, err := c.e.hub.CDP(ctx, tabID, method, params, "", c.s.Agent)
+	raw, err := c.e.hub.CDP(ctx, tabID, method, params, "", c.s.Label)
 	if err != nil {
 		if wire.CodeOf(err) == wire.CodeTimeout && (strings.HasPrefix(method, "Input.") || method == "Page.captureScreenshot") {
 			return wire.Errorf(wire.CodeTimeout, "tab %d did not answer %s: the tab may be hidden behind another tab or its page is hung", tabID, method)

@@ -62,7 +62,7 @@ func newFake(t *testing.T, tabs []wire.TabInfo) *fakeEnv {
 		next++
 		id := next
 		f.mu.Unlock()
-		return wire.TabInfo{ID: id, URL: p.URL, Shared: true, Agent: true, WindowID: 1}, nil
+		return wire.TabInfo{ID: id, URL: p.URL, Shared: true, Agent: true, Owner: p.Owner, WindowID: 1}, nil
 	})
 	ext.Handle(wire.MethodTabsList, func(json.RawMessage) (any, error) { return tabs, nil })
 	ext.Handle(wire.MethodCDP, f.cdp)
@@ -256,7 +256,7 @@ func TestEngineRules(t *testing.T) {
 	for _, tb := range f.hub.Tabs() {
 		tabs[tb.Native] = tb.ID
 	}
-	alice, bob := f.e.NewSession("alice"), f.e.NewSession("bob")
+	alice, bob := f.e.NewSession("agent:alice", "alice"), f.e.NewSession("agent:bob", "bob")
 
 	t.Run("unknown tool", func(t *testing.T) {
 		if msg := wantCode(t, f.call(t, alice, "no_such", nil), wire.CodeUnknownTool); msg != "[unknown_tool] Unknown tool: no_such" {
@@ -317,7 +317,7 @@ func TestEngineRules(t *testing.T) {
 		}
 		// carol never looked at the tab, so she has nothing to be misled
 		// by; alice acts again once she has looked.
-		if res := f.call(t, f.e.NewSession("carol"), "computer", map[string]any{"action": "left_click", "tabId": tabs[1], "coordinate": []int{10, 10}}); res.IsError {
+		if res := f.call(t, f.e.NewSession("agent:carol", "carol"), "computer", map[string]any{"action": "left_click", "tabId": tabs[1], "coordinate": []int{10, 10}}); res.IsError {
 			t.Fatal(text(res))
 		}
 		f.call(t, alice, "read_page", map[string]any{"tabId": tabs[1]})
@@ -344,7 +344,7 @@ func TestEngineRules(t *testing.T) {
 func TestNavigatePreparesNewTab(t *testing.T) {
 	f := newFake(t, []wire.TabInfo{{ID: 5, URL: "chrome://newtab/", Title: "New Tab", Shared: true, WindowID: 1}})
 	id := f.hub.Tabs()[0].ID
-	s := f.e.NewSession("opener")
+	s := f.e.NewSession("agent:opener", "opener")
 	res := f.call(t, s, "navigate", map[string]any{"tabId": id, "url": "shop.example/cart"})
 	if res.IsError {
 		t.Fatal(text(res))
@@ -379,7 +379,7 @@ func TestDisabledTools(t *testing.T) {
 			return nil
 		}})
 	defer e.Close()
-	s := e.NewSession("a")
+	s := e.NewSession("agent:a", "a")
 	res := e.Call(context.Background(), s, "update_plan", json.RawMessage(`{"domains":[],"approach":[]}`))
 	wantCode(t, res, wire.CodeUnauthorized)
 	res = e.Call(context.Background(), s, "browser_batch", json.RawMessage(`{"steps":[{"tool":"shortcuts_list"},{"tool":"update_plan","args":{"domains":[],"approach":[]}}]}`))
@@ -390,7 +390,7 @@ func TestDisabledTools(t *testing.T) {
 
 func TestCreateIfEmpty(t *testing.T) {
 	f := newFake(t, nil)
-	s := f.e.NewSession("lonely")
+	s := f.e.NewSession("agent:lonely", "lonely")
 	out := text(f.call(t, s, "tabs_context_mcp", map[string]any{}))
 	if !strings.Contains(out, `"tabs": []`) || !strings.Contains(out, "No tabs yet") {
 		t.Fatalf("empty context: %s", out)
@@ -403,7 +403,7 @@ func TestCreateIfEmpty(t *testing.T) {
 
 func TestMCPRegistration(t *testing.T) {
 	f := newFake(t, []wire.TabInfo{{ID: 1, URL: "https://shop.example/cart", Title: "Cart", Shared: true, WindowID: 1}})
-	sess := f.e.NewSession("mcp-agent")
+	sess := f.e.NewSession("agent:mcp-agent", "mcp-agent")
 	srv := mcp.NewServer(&mcp.Implementation{Name: "reins", Version: "test"}, nil)
 	f.e.RegisterMCP(srv, func(ctx context.Context, req *mcp.CallToolRequest) (*tools.Session, error) { return sess, nil }, nil)
 	ct, st := mcp.NewInMemoryTransports()

@@ -26,7 +26,7 @@ func registerForm(e *Engine) {
 // check done inside the same page task as the change.
 func (c *call) guardedHelper(ctx context.Context, ts *tabState, fn string, out any, args ...any) (string, error) {
 	args = append(args, c.s.observed(ts.id))
-	href, err := ts.helper(ctx, c.s.Agent, fn, out, args...)
+	href, err := ts.helper(ctx, c.s.Label, fn, out, args...)
 	if err != nil && wire.CodeOf(err) == wire.CodeNavigatedAway {
 		if gerr := c.guard(ts.id, href); gerr != nil {
 			return href, gerr

@@ -9,7 +9,7 @@ import (
 
 func TestFormInput(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("former")
+	s := r.e.NewSession("agent:former", "former")
 	tab := r.newTab(s, "/form")
 	tree := r.ok(s, "read_page", map[string]any{"tabId": tab, "filter": "interactive"})
 	ref := func(needle string) string { return refFor(t, tree, needle) }

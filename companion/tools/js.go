@@ -65,12 +65,55 @@ const serializeJS = `function() {
   return JSON.stringify(walk(this, 0), null, 1);
 }`
 
+// navigatedMarker starts the exception originGuard throws, followed by the
+// page's URL. A script that throws it itself only refuses its own call.
+const navigatedMarker = "reins:navigated_away "
+
+// originGuard is a statement that throws navigatedMarker unless the page is
+// still on origin (as originOf computes it). It runs in the same task as the
+// script, so nothing can navigate between the check and the script. It
+// reads location, which a page can neither redefine nor shadow, so a page
+// cannot make the check pass. "" means origin cannot be checked there.
+func originGuard(origin string) string {
+	var expr string
+	switch {
+	case strings.HasPrefix(origin, "http://"), strings.HasPrefix(origin, "https://"):
+		expr = "location.origin"
+	case origin == "file://":
+		expr, origin = "location.protocol", "file:"
+	case strings.HasSuffix(origin, ":") && !strings.Contains(origin, "/"):
+		expr = "location.protocol" // opaque pages: about:, data:, blob: …
+	default:
+		return ""
+	}
+	return "if (" + expr + " !== " + jsString(origin) + ") throw " + jsString(navigatedMarker) + " + location.href; "
+}
+
 func runJavaScript(ctx context.Context, c *call, in *javascriptArgs) (*Result, error) {
 	if strings.TrimSpace(in.Text) == "" {
 		return nil, wire.Errorf(wire.CodeBadParams, "text (the script) is required")
 	}
-	if _, _, err := c.page(ctx, in.TabID, accessAct); err != nil {
+	ts, t, err := c.page(ctx, in.TabID, accessAct)
+	if err != nil {
 		return nil, err
+	}
+	// A script acts on the page the agent last looked at, like a click:
+	// if the tab went to another origin since, nothing runs.
+	guard := ""
+	if want := c.s.observed(in.TabID); want != "" {
+		// Chromium's REPL mode returns the script's own completion value
+		// with the guard in front. Firefox's adapter emulates REPL mode by
+		// retrying a top-level await as a function body, where a guard in
+		// front would swallow the value; there, and for an origin the page
+		// cannot be asked about, the isolated world checks just before.
+		if t.BrowserEngine == wire.EngineChromium {
+			guard = originGuard(want)
+		}
+		if guard == "" {
+			if err := c.focusedGuard(ctx, ts, in.TabID); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// A script stuck in a loop is stopped before the call's own deadline.
 	timeout := 30000
@@ -107,17 +150,25 @@ func runJavaScript(ctx context.Context, c *call, in *javascriptArgs) (*Result, e
 			_ = c.cdp(context.WithoutCancel(ctx), in.TabID, "Runtime.releaseObjectGroup", map[string]any{"objectGroup": "reins-js"}, nil)
 		}
 	}()
-	res, err := eval(in.Text)
+	// The guard shares the script's first line, so line numbers in errors
+	// stay the script's own.
+	res, err := eval(guard + in.Text)
 	if err != nil {
 		return nil, err
 	}
 	if res.ExceptionDetails != nil && strings.Contains(res.ExceptionDetails.text(), "Illegal return statement") {
 		// A syntax error means nothing ran; scripts written as function
 		// bodies get wrapped in one.
-		res, err = eval("(async () => {\n" + in.Text + "\n})()")
+		res, err = eval(guard + "(async () => {\n" + in.Text + "\n})()")
 		if err != nil {
 			return nil, err
 		}
+	}
+	if href, ok := navigatedAway(res); ok && guard != "" {
+		if err := c.guard(in.TabID, href); err != nil {
+			return nil, err
+		}
+		return nil, wire.Errorf(wire.CodeNavigatedAway, "tab %d left the origin you last looked at; nothing was run. Take a screenshot or read_page, then run it again", in.TabID)
 	}
 	if res.ExceptionDetails != nil {
 		return nil, wire.Errorf(CodeScriptError, "the script threw: %s", truncate(res.ExceptionDetails.text(), 4000))
@@ -130,6 +181,20 @@ func runJavaScript(ctx context.Context, c *call, in *javascriptArgs) (*Result, e
 		out = truncate(out, maxJSOutput) + "\n[output cut at 50000 characters]"
 	}
 	return textResult(out), nil
+}
+
+// navigatedAway reports whether res is originGuard's refusal, and the URL
+// the page was on.
+func navigatedAway(res evalResult) (string, bool) {
+	d := res.ExceptionDetails
+	if d == nil || d.Exception == nil || d.Exception.Type != "string" {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(d.Exception.Value, &s) != nil {
+		return "", false
+	}
+	return strings.CutPrefix(s, navigatedMarker)
 }
 
 func (c *call) jsValue(ctx context.Context, tabID int, r remoteObject) (string, error) {

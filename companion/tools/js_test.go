@@ -5,11 +5,12 @@ import (
 	"testing"
 
 	"github.com/reinshq/reins/companion/tools"
+	"github.com/reinshq/reins/companion/wire"
 )
 
 func TestJavaScriptTool(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("scripter")
+	s := r.e.NewSession("agent:scripter", "scripter")
 	tab := r.newTab(s, "/text")
 	for _, tc := range []struct{ code, want string }{
 		{"1 + 2", "3"},
@@ -49,7 +50,7 @@ func TestJavaScriptTool(t *testing.T) {
 // runs on the same page after one.
 func TestJavaScriptToolReleasesItsObjects(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("releaser")
+	s := r.e.NewSession("agent:releaser", "releaser")
 	tab := r.newTab(s, "/text")
 	for _, tc := range []struct{ name, script string }{
 		// Inside functions: a top-level const would live on as a binding of
@@ -70,5 +71,29 @@ func TestJavaScriptToolReleasesItsObjects(t *testing.T) {
 				t.Errorf("the %s object is still alive after the tool answered and the page collected garbage", tc.name)
 			}
 		})
+	}
+}
+
+// Where the page cannot carry the guard (Firefox's adapter), javascript_tool
+// asks the isolated world first: a tab that left the origin the agent last
+// saw gets navigated_away and the script is never sent.
+func TestJavaScriptGuardOutsideChromium(t *testing.T) {
+	c := newCompanionSide(t, 0)
+	b := newFakeBrowser(t, "fox", wire.TabInfo{ID: 1, URL: "https://shop.example/cart", Title: "Cart", Shared: true, WindowID: 1})
+	b.hello.BrowserEngine = wire.EngineFirefox
+	b.connect(c)
+	tab := c.hub.Tabs()[0].ID
+	s := c.e.NewSession("agent:a1", "alice")
+	c.ok(t, s, "read_page", map[string]any{"tabId": tab})
+	b.page.mu.Lock()
+	b.page.href = "https://evil.example/"
+	b.page.calls = nil
+	b.page.mu.Unlock()
+	msg := wantCode(t, c.call(t, s, "javascript_tool", map[string]any{"tabId": tab, "text": "document.cookie"}), wire.CodeNavigatedAway)
+	if !strings.Contains(msg, "https://shop.example") || !strings.Contains(msg, "https://evil.example") {
+		t.Fatalf("message does not name both origins: %s", msg)
+	}
+	if b.page.called("Runtime.evaluate") {
+		t.Fatal("the script was sent to the new page")
 	}
 }

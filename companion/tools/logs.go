@@ -12,9 +12,22 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// maxLogEntries bounds each tab's console and network buffers; the oldest
-// entries go first.
-const maxLogEntries = 500
+// Each tab's console and network buffers are bounded by count and by bytes;
+// the oldest entries go first.
+const (
+	maxLogEntries = 500
+	maxLogBytes   = 2 << 20
+	// maxConsoleEntryBytes bounds one console entry. A bigger event (a
+	// console.log of a huge string) is formatted at once and its text cut
+	// with a marker, so it is never held whole.
+	maxConsoleEntryBytes = 16 << 10
+	// maxNetURLBytes bounds a request's URL as kept (data: URLs can be
+	// megabytes); maxNetTextBytes its MIME type and error text.
+	maxNetURLBytes  = 4 << 10
+	maxNetTextBytes = 256
+	// maxConsoleShown bounds one message in read_console_messages' answer.
+	maxConsoleShown = 2000
+)
 
 type consoleArgs struct {
 	TabID      int    `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
@@ -35,12 +48,12 @@ func registerLogs(e *Engine) {
 	define(e, Info{
 		Name: "read_console_messages",
 		Description: "Read a tab's console messages and uncaught exceptions, captured since Reins first used the tab (newest last, " +
-			"at most 500 kept).",
+			"at most 500 or 2 MiB kept; a message over 16 KiB is cut).",
 		ReadOnly: true, Batchable: true,
 	}, func(s *jsonschema.Schema) { bounds(s, "limit", 0, maxLogEntries) }, runConsole)
 	define(e, Info{
 		Name:        "read_network_requests",
-		Description: "Read a tab's network requests (method, URL, status, type), captured since Reins first used the tab (at most 500 kept).",
+		Description: "Read a tab's network requests (method, URL, status, type), captured since Reins first used the tab (at most 500 or 2 MiB kept).",
 		ReadOnly:    true, Batchable: true,
 	}, func(s *jsonschema.Schema) { bounds(s, "limit", 0, maxLogEntries) }, runNetwork)
 }
@@ -51,25 +64,52 @@ type consoleEntry struct {
 	at     time.Time
 	method string
 	params json.RawMessage
+	// line is set instead of params for an event too big to keep raw.
+	line *consoleLine
+}
+
+// size is what the entry holds, for the byte bound.
+func (e consoleEntry) size() int {
+	if e.line != nil {
+		return len(e.line.level) + len(e.line.text) + len(e.line.where)
+	}
+	return len(e.params)
 }
 
 type consoleLog struct {
-	mu      sync.Mutex
-	max     int
-	entries []consoleEntry
-	dropped int
+	mu       sync.Mutex
+	max      int // entries
+	maxBytes int
+	entries  []consoleEntry
+	bytes    int
+	dropped  int
 }
 
-func newConsoleLog(max int) *consoleLog { return &consoleLog{max: max} }
+func newConsoleLog(max, maxBytes int) *consoleLog { return &consoleLog{max: max, maxBytes: maxBytes} }
 
 // add keeps the raw event; formatting waits until someone reads, so the
-// reader goroutine that delivers events does no extra work.
+// reader goroutine that delivers events does no extra work. An event over
+// maxConsoleEntryBytes is the exception: it is formatted now and cut.
 func (l *consoleLog) add(method string, params json.RawMessage) {
+	e := consoleEntry{at: time.Now(), method: method, params: params}
+	if len(params) > maxConsoleEntryBytes {
+		line := formatConsole(e)
+		var omitted int
+		line.text, omitted = clip(line.text, maxConsoleEntryBytes-512)
+		line.omitted += omitted
+		line.where = truncate(line.where, 256)
+		e.params, e.line = nil, &line
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.entries = append(l.entries, consoleEntry{at: time.Now(), method: method, params: params})
-	if len(l.entries) > l.max {
-		n := len(l.entries) - l.max
+	l.entries = append(l.entries, e)
+	l.bytes += e.size()
+	n := 0
+	for len(l.entries)-n > l.max || (l.bytes > l.maxBytes && len(l.entries)-n > 1) {
+		l.bytes -= l.entries[n].size()
+		n++
+	}
+	if n > 0 {
 		l.dropped += n
 		l.entries = append(l.entries[:0:0], l.entries[n:]...)
 	}
@@ -82,18 +122,34 @@ func (l *consoleLog) snapshot(clear bool) ([]consoleEntry, int) {
 	dropped := l.dropped
 	if clear {
 		l.entries = nil
+		l.bytes = 0
 		l.dropped = 0
 	}
 	return out, dropped
+}
+
+// clip shortens s to at most n bytes (on a rune boundary, marked with an
+// ellipsis) and says how many bytes it left out.
+func clip(s string, n int) (string, int) {
+	if len(s) <= n {
+		return s, 0
+	}
+	kept := truncate(s, n)
+	return kept, len(s) - (len(kept) - len("…"))
 }
 
 type consoleLine struct {
 	level string
 	text  string
 	where string
+	// omitted counts the bytes of the message cut off before text.
+	omitted int
 }
 
 func formatConsole(e consoleEntry) consoleLine {
+	if e.line != nil {
+		return *e.line
+	}
 	switch e.method {
 	case "Runtime.consoleAPICalled":
 		var p struct {
@@ -123,7 +179,7 @@ func formatConsole(e consoleEntry) consoleLine {
 			f := p.StackTrace.CallFrames[0]
 			where = fmt.Sprintf("%s:%d", f.URL, f.Line+1)
 		}
-		return consoleLine{lvl, strings.Join(parts, " "), where}
+		return consoleLine{level: lvl, text: strings.Join(parts, " "), where: where}
 	case "Runtime.exceptionThrown":
 		var p struct {
 			ExceptionDetails exceptionDetails `json:"exceptionDetails"`
@@ -134,7 +190,7 @@ func formatConsole(e consoleEntry) consoleLine {
 		if d.URL != "" {
 			where = fmt.Sprintf("%s:%d", d.URL, d.Line+1)
 		}
-		return consoleLine{"error", "Uncaught " + firstLine(strings.TrimPrefix(d.text(), "Uncaught ")), where}
+		return consoleLine{level: "error", text: "Uncaught " + firstLine(strings.TrimPrefix(d.text(), "Uncaught ")), where: where}
 	case "Log.entryAdded":
 		var p struct {
 			Entry struct {
@@ -154,9 +210,9 @@ func formatConsole(e consoleEntry) consoleLine {
 		if where != "" && p.Entry.Line > 0 {
 			where = fmt.Sprintf("%s:%d", where, p.Entry.Line+1)
 		}
-		return consoleLine{lvl, "[" + p.Entry.Source + "] " + p.Entry.Text, where}
+		return consoleLine{level: lvl, text: "[" + p.Entry.Source + "] " + p.Entry.Text, where: where}
 	}
-	return consoleLine{"info", e.method, ""}
+	return consoleLine{level: "info", text: e.method}
 }
 
 func remoteText(a remoteObject) string {
@@ -207,7 +263,15 @@ func runConsole(ctx context.Context, c *call, in *consoleArgs) (*Result, error) 
 		if !match(l.text) {
 			continue
 		}
-		s := fmt.Sprintf("[%s] %s %s", l.level, e.at.Format("15:04:05.000"), truncate(l.text, 2000))
+		text := l.text
+		if l.omitted > 0 {
+			text = strings.TrimSuffix(text, "…") // clip marks the cut again
+		}
+		shown, omitted := clip(text, maxConsoleShown)
+		s := fmt.Sprintf("[%s] %s %s", l.level, e.at.Format("15:04:05.000"), shown)
+		if omitted += l.omitted; omitted > 0 {
+			s += fmt.Sprintf(" [cut: %d more bytes]", omitted)
+		}
 		if l.where != "" {
 			s += " (" + l.where + ")"
 		}
@@ -231,16 +295,25 @@ type netEntry struct {
 	finished bool
 }
 
-type networkLog struct {
-	mu      sync.Mutex
-	max     int
-	byID    map[string]*netEntry
-	order   []*netEntry
-	dropped int
+// held is what the entry may hold, for the byte bound: its strings as
+// first recorded, room for the capped MIME type and error text, and the
+// struct itself.
+func (e *netEntry) held() int {
+	return len(e.id) + len(e.method) + len(e.url) + len(e.typ) + 2*maxNetTextBytes + 128
 }
 
-func newNetworkLog(max int) *networkLog {
-	return &networkLog{max: max, byID: map[string]*netEntry{}}
+type networkLog struct {
+	mu       sync.Mutex
+	max      int // entries
+	maxBytes int
+	byID     map[string]*netEntry
+	order    []*netEntry
+	bytes    int
+	dropped  int
+}
+
+func newNetworkLog(max, maxBytes int) *networkLog {
+	return &networkLog{max: max, maxBytes: maxBytes, byID: map[string]*netEntry{}}
 }
 
 // add records one Network event. For the main document's response it
@@ -265,7 +338,7 @@ func (l *networkLog) add(method string, params json.RawMessage) (status int, loa
 			Status int `json:"status"`
 		} `json:"redirectResponse"`
 	}
-	if json.Unmarshal(params, &p) != nil || p.RequestID == "" {
+	if json.Unmarshal(params, &p) != nil || p.RequestID == "" || len(p.RequestID) > maxNetTextBytes {
 		return 0, "", false
 	}
 	l.mu.Lock()
@@ -279,16 +352,23 @@ func (l *networkLog) add(method string, params json.RawMessage) (status int, loa
 			e.finished = true
 			delete(l.byID, p.RequestID)
 		}
-		e = &netEntry{id: p.RequestID, at: time.Now(), method: p.Request.Method, url: p.Request.URL, typ: p.Type}
+		e = &netEntry{
+			id: p.RequestID, at: time.Now(), method: truncate(p.Request.Method, maxNetTextBytes),
+			url: truncate(p.Request.URL, maxNetURLBytes), typ: truncate(p.Type, maxNetTextBytes),
+		}
 		l.byID[p.RequestID] = e
 		l.order = append(l.order, e)
-		if len(l.order) > l.max {
-			n := len(l.order) - l.max
-			for _, old := range l.order[:n] {
-				if l.byID[old.id] == old {
-					delete(l.byID, old.id)
-				}
+		l.bytes += e.held()
+		n := 0
+		for len(l.order)-n > l.max || (l.bytes > l.maxBytes && len(l.order)-n > 1) {
+			old := l.order[n]
+			if l.byID[old.id] == old {
+				delete(l.byID, old.id)
 			}
+			l.bytes -= old.held()
+			n++
+		}
+		if n > 0 {
 			l.dropped += n
 			l.order = append(l.order[:0:0], l.order[n:]...)
 		}
@@ -296,7 +376,7 @@ func (l *networkLog) add(method string, params json.RawMessage) (status int, loa
 		if e == nil {
 			return 0, "", false
 		}
-		e.status, e.mime = p.Response.Status, p.Response.MimeType
+		e.status, e.mime = p.Response.Status, truncate(p.Response.MimeType, maxNetTextBytes)
 		if p.Type != "" {
 			e.typ = p.Type
 		}
@@ -310,7 +390,7 @@ func (l *networkLog) add(method string, params json.RawMessage) (status int, loa
 	case "Network.loadingFailed":
 		if e != nil {
 			e.finished = true
-			e.failed = p.ErrorText
+			e.failed = truncate(p.ErrorText, maxNetTextBytes)
 			if p.Canceled {
 				e.failed = "canceled"
 			}
@@ -330,6 +410,7 @@ func (l *networkLog) snapshot(clear bool) ([]netEntry, int) {
 	if clear {
 		l.order = nil
 		l.byID = map[string]*netEntry{}
+		l.bytes = 0
 		l.dropped = 0
 	}
 	return out, dropped

@@ -1,13 +1,14 @@
 package tools_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
 
 func TestConsoleAndNetworkCapture(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("listener")
+	s := r.e.NewSession("agent:listener", "listener")
 	tab := r.newTab(s, "/console")
 	// The page sets __done after logging the fetch's answer. Console events
 	// reach the engine before the answer to this call, on the same link.
@@ -50,5 +51,21 @@ func TestConsoleAndNetworkCapture(t *testing.T) {
 	r.ok(s, "read_network_requests", map[string]any{"tabId": tab, "clear": true})
 	if after := r.ok(s, "read_network_requests", map[string]any{"tabId": tab}); strings.Contains(after, "/api/") {
 		t.Fatalf("clear kept requests:\n%s", after)
+	}
+}
+
+// A console message far over the per-entry bound reaches the agent cut,
+// with a marker that says how much was not kept.
+func TestHugeConsoleMessageIsCutInTheBrowser(t *testing.T) {
+	r := newRig(t)
+	s := r.e.NewSession("agent:logger", "logger")
+	tab := r.newTab(s, "/text")
+	r.ok(s, "javascript_tool", map[string]any{"tabId": tab, "text": "console.log('start ' + 'q'.repeat(4 << 20)); console.log('small after'); 0"})
+	out := r.ok(s, "read_console_messages", map[string]any{"tabId": tab})
+	if !strings.Contains(out, "[log]") || !strings.Contains(out, "start qqqq") || !strings.Contains(out, fmt.Sprintf("… [cut: %d more bytes]", len("start ")+4<<20-2000)) || !strings.Contains(out, "small after") {
+		t.Fatalf("console after a 4 MiB message (%d bytes):\n%.200s\n…\n%s", len(out), out, out[max(0, len(out)-200):])
+	}
+	if len(out) > 20000 {
+		t.Fatalf("read_console_messages answered %d bytes", len(out))
 	}
 }

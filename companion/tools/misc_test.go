@@ -9,7 +9,7 @@ import (
 
 func TestMiscTools(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("planner")
+	s := r.e.NewSession("agent:planner", "planner")
 	out := r.ok(s, "update_plan", map[string]any{"domains": []string{"example.com", "docs.example.com"}, "approach": []string{"open the docs", "find the API page"}})
 	if !strings.Contains(out, "- example.com") || !strings.Contains(out, "2. find the API page") {
 		t.Fatal(out)

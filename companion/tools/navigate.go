@@ -174,7 +174,7 @@ func (c *call) landed(ctx context.Context, ts *tabState, tabID int, loader strin
 	var info struct {
 		Title string `json:"title"`
 	}
-	href, err := ts.helper(ctx, c.s.Agent, "info", &info)
+	href, err := ts.helper(ctx, c.s.Label, "info", &info)
 	if err != nil {
 		return nil, err
 	}

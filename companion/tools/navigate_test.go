@@ -12,7 +12,7 @@ import (
 
 func TestNavigate(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("navigator")
+	s := r.e.NewSession("agent:navigator", "navigator")
 	tab := r.newTab(s, "/nav/a")
 
 	out := r.ok(s, "navigate", map[string]any{"tabId": tab, "url": r.url + "/nav/b"})
@@ -120,7 +120,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 
 func TestClickThatNavigates(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("linker")
+	s := r.e.NewSession("agent:linker", "linker")
 	tab := r.newTab(s, "/nav/a")
 	tree := r.ok(s, "read_page", map[string]any{"tabId": tab, "filter": "interactive"})
 	out := r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": refFor(t, tree, `"Go to B"`)})
@@ -147,7 +147,7 @@ func TestClickThatNavigates(t *testing.T) {
 
 func TestDialogsDoNotBlock(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("dialogs")
+	s := r.e.NewSession("agent:dialogs", "dialogs")
 	tab := r.newTab(s, "/nav/a")
 	tree := r.ok(s, "read_page", map[string]any{"tabId": tab, "filter": "interactive"})
 	out := r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": refFor(t, tree, `"Alert"`)})

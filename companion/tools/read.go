@@ -77,7 +77,7 @@ func runReadPage(ctx context.Context, c *call, in *readPageArgs) (*Result, error
 		filter = ""
 	}
 	var tr treeReply
-	href, err := ts.helper(ctx, c.s.Agent, "tree", &tr, map[string]any{"filter": filter, "depth": in.Depth, "ref": in.RefID})
+	href, err := ts.helper(ctx, c.s.Label, "tree", &tr, map[string]any{"filter": filter, "depth": in.Depth, "ref": in.RefID})
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func runFind(ctx context.Context, c *call, in *findArgs) (*Result, error) {
 		return nil, err
 	}
 	var fr findReply
-	href, err := ts.helper(ctx, c.s.Agent, "find", &fr, in.Query, maxFind)
+	href, err := ts.helper(ctx, c.s.Label, "find", &fr, in.Query, maxFind)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +188,7 @@ func runPageText(ctx context.Context, c *call, in *pageTextArgs) (*Result, error
 		Rest  string `json:"rest"`
 		Title string `json:"title"`
 	}
-	href, err := ts.helper(ctx, c.s.Agent, "text", &tx)
+	href, err := ts.helper(ctx, c.s.Label, "text", &tx)
 	if err != nil {
 		return nil, err
 	}

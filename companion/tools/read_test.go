@@ -11,7 +11,7 @@ import (
 
 func TestReadPage(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("reader")
+	s := r.e.NewSession("agent:reader", "reader")
 	tab := r.newTab(s, "/form")
 
 	full := r.ok(s, "read_page", map[string]any{"tabId": tab})
@@ -91,7 +91,7 @@ func TestReadPage(t *testing.T) {
 
 func TestReadPageCompact(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("compact")
+	s := r.e.NewSession("agent:compact", "compact")
 	tab := r.newTab(s, "/big")
 	var elements, interactive int
 	r.js(s, tab, "document.body.querySelectorAll('*').length", &elements)
@@ -125,7 +125,7 @@ var findLineRE = regexp.MustCompile(`(?m)^(ref_\d+) (\S+) "([^"]*)".* at \((\d+)
 
 func TestFind(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("finder")
+	s := r.e.NewSession("agent:finder", "finder")
 	tab := r.newTab(s, "/many")
 	out := r.ok(s, "find", map[string]any{"tabId": tab, "query": "item"})
 	lines := findLineRE.FindAllStringSubmatch(out, -1)
@@ -159,7 +159,7 @@ func TestFind(t *testing.T) {
 
 func TestGetPageText(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("text")
+	s := r.e.NewSession("agent:text", "text")
 	tab := r.newTab(s, "/text")
 	out := r.ok(s, "get_page_text", map[string]any{"tabId": tab})
 	head := strings.Index(out, "The headline")

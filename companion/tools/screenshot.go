@@ -73,7 +73,7 @@ func (c *call) viewFor(ctx context.Context, ts *tabState) (viewMap, error) {
 		return v, nil
 	}
 	var vp viewportInfo
-	if _, err := ts.helper(ctx, c.s.Agent, "viewport", &vp); err != nil {
+	if _, err := ts.helper(ctx, c.s.Label, "viewport", &vp); err != nil {
 		return viewMap{}, err
 	}
 	v := viewMap{scale: shotScale(vp.W, vp.H), width: vp.W, height: vp.H}

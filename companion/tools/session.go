@@ -8,12 +8,19 @@ import (
 // maxImages bounds the screenshots a session keeps for upload_image.
 const maxImages = 20
 
-// Session is one agent's working state: its tab group, the origins it last
-// observed per tab, its screenshots and its chosen browser. Its zero value
-// with Agent set is ready to use; the engine keeps no pointer to it, so a
-// session ends when its holder drops it.
+// Session is one principal's working state: its tab group, the origins it
+// last observed per tab, its screenshots and its chosen browser. Its zero
+// value with Principal and Label set is ready to use; the engine keeps no
+// pointer to it, so a session ends when its holder drops it.
 type Session struct {
-	Agent string
+	// Principal is who calls: "agent:<token id>" for an MCP agent,
+	// "backend:<backend id>" for a paired backend. Tabs are owned by it,
+	// so two callers with the same label never see each other's tabs.
+	Principal string
+	// Label is the caller's display name (the token name, the backend's
+	// brand), for tab group titles, logs and the person's views. It
+	// decides nothing.
+	Label string
 
 	mu        sync.Mutex
 	browserID string
@@ -23,11 +30,9 @@ type Session struct {
 	nextImage int
 }
 
-// AgentName implements Caller.
-func (s *Session) AgentName() string { return s.Agent }
-
-// GroupTitle is the title of the agent's tab group.
-func (s *Session) GroupTitle() string { return "Reins · " + s.Agent }
+// GroupTitle is the title of the caller's tab group. The extension keeps one
+// group per principal, so two callers with one label get two groups.
+func (s *Session) GroupTitle() string { return "Reins · " + s.Label }
 
 // BrowserID is the browser chosen with switch_browser, or "".
 func (s *Session) BrowserID() string {

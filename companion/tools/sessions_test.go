@@ -19,7 +19,7 @@ func TestTwoSessionsInParallel(t *testing.T) {
 	sessions := map[string]*tools.Session{}
 	tabs := map[string]int{}
 	for _, a := range agents {
-		sessions[a] = r.e.NewSession(a)
+		sessions[a] = r.e.NewSession("agent:"+a, a)
 		tabs[a] = r.newTab(sessions[a], "/record")
 	}
 	var wg sync.WaitGroup
@@ -72,7 +72,7 @@ func TestTwoSessionsInParallel(t *testing.T) {
 
 func TestNavigatedAway(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("careful")
+	s := r.e.NewSession("agent:careful", "careful")
 	tab := r.newTab(s, "/form")
 	tree := r.ok(s, "read_page", map[string]any{"tabId": tab, "filter": "interactive"})
 	email := refFor(t, tree, `textbox "Email"`)
@@ -108,6 +108,10 @@ func TestNavigatedAway(t *testing.T) {
 		{"computer", map[string]any{"action": "left_click_drag", "tabId": tab, "start_coordinate": []int{200, 200}, "coordinate": []int{300, 300}}},
 		{"form_input", map[string]any{"tabId": tab, "ref": email, "value": "x@y"}},
 		{"upload_image", map[string]any{"tabId": tab, "imageId": "img_1", "coordinate": []int{200, 200}}},
+		// A script would run in the new page, with whatever it reads or
+		// changes there.
+		{"javascript_tool", map[string]any{"tabId": tab, "text": "window.__log.push({t: 'js', v: document.cookie}); 1"}},
+		{"javascript_tool", map[string]any{"tabId": tab, "text": "window.__log.push({t: 'js-return'}); return 1"}},
 	} {
 		if tc.tool == "upload_image" {
 			// upload_image needs an image of this session; take one on another tab.
@@ -119,7 +123,9 @@ func TestNavigatedAway(t *testing.T) {
 			t.Errorf("%s: message does not name both origins: %s", tc.tool, msg)
 		}
 	}
-	if evs := r.log(s, tab); len(evs) != 0 {
+	// Read the page's log in a session of the same agent that has not
+	// looked at the tab yet, so nothing guards the read.
+	if evs := r.log(r.e.NewSession(s.Principal, s.Label), tab); len(evs) != 0 {
 		t.Fatalf("actions reached the new page: %+v", evs)
 	}
 	// Scrolling does not change the page, so it is not guarded.
@@ -145,7 +151,7 @@ func TestPausedAndTakenOver(t *testing.T) {
 		},
 		takenOver: func(int) string { return holder.Load().(string) },
 	})
-	s := r.e.NewSession("patient")
+	s := r.e.NewSession("agent:patient", "patient")
 	tab := r.newTab(s, "/record")
 
 	paused.Store(true)
@@ -173,7 +179,7 @@ func TestPausedAndTakenOver(t *testing.T) {
 	defer r.mu.Unlock()
 	var paused0, ok0 int
 	for _, a := range r.activities {
-		if a.Agent != "patient" || a.Duration < 0 {
+		if a.Agent != "patient" || a.Principal != "agent:patient" || a.Duration < 0 {
 			t.Fatalf("activity %+v", a)
 		}
 		switch a.Outcome {

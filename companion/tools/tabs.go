@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/wire"
@@ -41,17 +43,31 @@ type tabEntry struct {
 	Unsupported string `json:"cannotAutomate,omitempty"`
 }
 
-// visibleTabs lists the tabs the session may use, refreshing each
-// browser's list first so titles are current.
+// tabsListTimeout bounds each browser's answer to the tabs.list that
+// tabs_context_mcp sends to freshen titles. A browser that does not answer
+// in time is listed with the tabs it last reported, so one stalled browser
+// costs every agent at most this long, not the request timeout.
+const tabsListTimeout = 2 * time.Second
+
+// visibleTabs lists the tabs the session may use, refreshing every
+// browser's list first, all at once, so titles are current.
 func (c *call) visibleTabs(ctx context.Context) []tabEntry {
+	var wg sync.WaitGroup
 	for _, b := range c.e.hub.Browsers() {
-		if _, err := c.e.hub.TabsList(ctx, b.ID); err != nil {
-			c.e.log.Debug("tabs.list failed; using the last known tabs", "browser", b.ID, "agent", c.s.Agent, "err", err)
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lctx, cancel := context.WithTimeout(ctx, tabsListTimeout)
+			defer cancel()
+			if _, err := c.e.hub.TabsList(lctx, b.ID); err != nil {
+				c.e.log.Debug("tabs.list failed; using the last known tabs", "browser", b.ID, "agent", c.s.Label, "principal", c.s.Principal, "err", err)
+			}
+		}()
 	}
+	wg.Wait()
 	var out []tabEntry
 	for _, t := range c.e.hub.Tabs() {
-		if !c.e.visible(t, c.s.Agent) {
+		if !visible(t, c.s.Principal) {
 			continue
 		}
 		out = append(out, c.entry(t))
@@ -61,7 +77,7 @@ func (c *call) visibleTabs(ctx context.Context) []tabEntry {
 
 func (c *call) entry(t hub.Tab) tabEntry {
 	by := "person"
-	if c.e.owner(t.ID) == c.s.Agent {
+	if agentTab(t) && t.Owner == c.s.Principal {
 		by = "you"
 	}
 	return tabEntry{TabID: t.ID, Title: t.Title, URL: t.URL, Browser: t.BrowserName, BrowserID: t.BrowserID, SharedBy: by, Unsupported: t.Unsupported}
@@ -126,11 +142,18 @@ func (c *call) createTab(ctx context.Context, url string) (hub.Tab, error) {
 		return hub.Tab{}, err
 	}
 	// Created active: a hidden tab gets no frames, so screenshots of it stall.
-	t, err := c.e.hub.TabsCreate(ctx, bid, "about:blank", true, c.s.GroupTitle())
+	t, err := c.e.hub.TabsCreate(ctx, bid, "about:blank", true, c.s.GroupTitle(), c.s.Principal)
 	if err != nil {
 		return hub.Tab{}, fmt.Errorf("creating a tab in %s: %w", bid, err)
 	}
-	c.e.setOwner(t.ID, c.s.Agent)
+	if t.Owner != c.s.Principal {
+		// A browser that does not keep owners would hand the tab to
+		// nobody; say so rather than leave the agent a tab it cannot see.
+		if err := c.e.hub.TabsClose(context.WithoutCancel(ctx), t.ID); err != nil {
+			c.e.log.Warn("could not close a tab opened without its owner", "browser", bid, "tab", t.ID, "err", err)
+		}
+		return hub.Tab{}, wire.Errorf(wire.CodeInternal, "browser %s opened tab %d but did not record it as yours (owner %q); update the Reins extension", bid, t.ID, t.Owner)
+	}
 	c.tabID = t.ID
 	c.observe(t.ID, t.URL)
 	return t, nil

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reinshq/reins/companion/tools"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -20,7 +21,7 @@ type tabsContext struct {
 	Group string `json:"group"`
 }
 
-func listTabs(t *testing.T, r *rig, s interface{ AgentName() string }, out string) tabsContext {
+func listTabs(t *testing.T, r *rig, s *tools.Session, out string) tabsContext {
 	t.Helper()
 	var tc tabsContext
 	if err := json.Unmarshal([]byte(out[:strings.LastIndex(out, "}")+1]), &tc); err != nil {
@@ -31,7 +32,7 @@ func listTabs(t *testing.T, r *rig, s interface{ AgentName() string }, out strin
 
 func TestTabsContextAndCreate(t *testing.T) {
 	r := newRig(t)
-	alice, bob := r.e.NewSession("alice"), r.e.NewSession("bob")
+	alice, bob := r.e.NewSession("agent:alice", "alice"), r.e.NewSession("agent:bob", "bob")
 	if alice.GroupTitle() != "Reins · alice" {
 		t.Fatal(alice.GroupTitle())
 	}
@@ -82,7 +83,7 @@ func TestTabsContextAndCreate(t *testing.T) {
 
 	t.Run("createIfEmpty", func(t *testing.T) {
 		// carol sees the hand-shared tab, so nothing is created for her.
-		carol := r.e.NewSession("carol")
+		carol := r.e.NewSession("agent:carol", "carol")
 		before := len(shared.hub.Tabs())
 		r.ok(carol, "tabs_context_mcp", map[string]any{"createIfEmpty": true})
 		if len(shared.hub.Tabs()) != before {

@@ -49,7 +49,7 @@ func (e *Engine) tabState(id int) (*tabState, error) {
 	}
 	ts := &tabState{
 		id: id, e: e, watchers: map[*watcher]struct{}{},
-		console: newConsoleLog(maxLogEntries), network: newNetworkLog(maxLogEntries),
+		console: newConsoleLog(maxLogEntries, maxLogBytes), network: newNetworkLog(maxLogEntries, maxLogBytes),
 		docStatus: map[string]int{},
 	}
 	// Subscribing under e.mu is safe: SubscribeTab never calls back
@@ -64,7 +64,6 @@ func (e *Engine) dropTab(ts *tabState) {
 	if e.tabs[ts.id] == ts {
 		delete(e.tabs, ts.id)
 	}
-	delete(e.owners, ts.id)
 	e.mu.Unlock()
 	ts.stop()
 }

@@ -175,7 +175,7 @@ func TestNormalizeURLAndOrigins(t *testing.T) {
 }
 
 func TestBuffersAreBounded(t *testing.T) {
-	cl := newConsoleLog(3)
+	cl := newConsoleLog(3, maxLogBytes)
 	for i := 0; i < 5; i++ {
 		cl.add("Runtime.consoleAPICalled", []byte(`{"type":"log","args":[{"type":"number","value":`+itoa(i)+`}]}`))
 	}
@@ -186,7 +186,7 @@ func TestBuffersAreBounded(t *testing.T) {
 	if e, _ := cl.snapshot(false); len(e) != 0 {
 		t.Fatal("clear kept entries")
 	}
-	nl := newNetworkLog(2)
+	nl := newNetworkLog(2, maxLogBytes)
 	for i := 0; i < 4; i++ {
 		id := "r" + itoa(i)
 		nl.add("Network.requestWillBeSent", []byte(`{"requestId":"`+id+`","request":{"url":"http://x/`+id+`","method":"GET"},"type":"Fetch"}`))
@@ -199,7 +199,7 @@ func TestBuffersAreBounded(t *testing.T) {
 }
 
 func TestSessionKeepsRecentImages(t *testing.T) {
-	s := &Session{Agent: "a"}
+	s := &Session{Principal: "agent:a", Label: "a"}
 	var ids []string
 	for i := 0; i < maxImages+5; i++ {
 		ids = append(ids, s.addImage(&image{tab: 1, data: []byte{byte(i)}}))
@@ -212,5 +212,67 @@ func TestSessionKeepsRecentImages(t *testing.T) {
 	}
 	if s.image(ids[len(ids)-1]) == nil || len(s.images) != maxImages {
 		t.Fatalf("%d images kept", len(s.images))
+	}
+}
+
+// A 70 MiB console message is never held whole: it is formatted on arrival
+// and its text cut to maxConsoleEntryBytes with a marker saying how much was
+// left out.
+func TestHugeConsoleMessageIsCut(t *testing.T) {
+	huge := strings.Repeat("x", 70<<20)
+	params := []byte(`{"type":"log","args":[{"type":"string","value":"` + huge + `"}]}`)
+	cl := newConsoleLog(maxLogEntries, maxLogBytes)
+	cl.add("Runtime.consoleAPICalled", params)
+	entries, _ := cl.snapshot(false)
+	if len(entries) != 1 {
+		t.Fatalf("%d entries", len(entries))
+	}
+	e := entries[0]
+	if e.params != nil || e.size() > maxConsoleEntryBytes || cl.bytes > maxConsoleEntryBytes {
+		t.Fatalf("the buffer holds %d bytes for one message (raw params kept: %v), want at most %d", cl.bytes, e.params != nil, maxConsoleEntryBytes)
+	}
+	line := formatConsole(e)
+	if line.level != "log" || !strings.HasPrefix(line.text, "xxxx") || !strings.HasSuffix(line.text, "…") {
+		t.Fatalf("cut message: level %q, text %q…%q", line.level, line.text[:20], line.text[len(line.text)-20:])
+	}
+	if kept := len(strings.TrimSuffix(line.text, "…")); kept+line.omitted != 70<<20 {
+		t.Fatalf("kept %d + omitted %d bytes, want the message's %d", kept, line.omitted, 70<<20)
+	}
+}
+
+// Console and network buffers are bounded in bytes as well as in entries:
+// many big entries evict the oldest long before 500 are kept.
+func TestBuffersAreBoundedInBytes(t *testing.T) {
+	cl := newConsoleLog(maxLogEntries, maxLogBytes)
+	text := strings.Repeat("y", maxConsoleEntryBytes-100)
+	for i := 0; i < maxLogEntries; i++ {
+		cl.add("Runtime.consoleAPICalled", []byte(`{"type":"log","args":[{"type":"string","value":"`+itoa(i)+text+`"}]}`))
+	}
+	entries, dropped := cl.snapshot(false)
+	if cl.bytes > maxLogBytes || len(entries)+dropped != maxLogEntries || len(entries) >= maxLogEntries/2 {
+		t.Fatalf("console buffer: %d bytes in %d entries (%d dropped), bound %d bytes", cl.bytes, len(entries), dropped, maxLogBytes)
+	}
+	if last := formatConsole(entries[len(entries)-1]).text; !strings.HasPrefix(last, itoa(maxLogEntries-1)+"y") {
+		t.Fatalf("the newest message was not kept: %.20q", last)
+	}
+
+	nl := newNetworkLog(maxLogEntries, maxLogBytes)
+	bigURL := "data:text/plain," + strings.Repeat("z", 10<<20)
+	nl.add("Network.requestWillBeSent", []byte(`{"requestId":"big","request":{"url":"`+bigURL+`","method":"GET"},"type":"Other"}`))
+	got, _ := nl.snapshot(false)
+	if len(got) != 1 || len(got[0].url) > maxNetURLBytes+len("…") || !strings.HasPrefix(got[0].url, "data:text/plain,zzz") {
+		t.Fatalf("a 10 MiB URL is kept as %d bytes", len(got[0].url))
+	}
+	long := "https://example.com/" + strings.Repeat("p", maxNetURLBytes)
+	for i := 0; i < maxLogEntries; i++ {
+		nl.add("Network.requestWillBeSent", []byte(`{"requestId":"r`+itoa(i)+`","request":{"url":"`+long+`","method":"GET"},"type":"Fetch"}`))
+	}
+	got, dropped = nl.snapshot(false)
+	if nl.bytes > maxLogBytes || len(got) >= maxLogEntries || len(nl.byID) != len(got) {
+		t.Fatalf("network buffer: %d bytes in %d entries (%d dropped, %d by id), bound %d bytes", nl.bytes, len(got), dropped, len(nl.byID), maxLogBytes)
+	}
+	nl.snapshot(true)
+	if nl.bytes != 0 {
+		t.Fatalf("a cleared buffer counts %d bytes", nl.bytes)
 	}
 }

@@ -11,7 +11,7 @@ var imgIDRE = regexp.MustCompile(`img_\d+`)
 
 func TestUploadImage(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("uploader")
+	s := r.e.NewSession("agent:uploader", "uploader")
 	tab := r.newTab(s, "/record")
 	res := r.call(s, "computer", map[string]any{"action": "screenshot", "tabId": tab})
 	id := imgIDRE.FindString(text(res))
@@ -41,6 +41,6 @@ func TestUploadImage(t *testing.T) {
 	r.fails(s, "upload_image", map[string]any{"tabId": tab, "imageId": id}, wire.CodeBadParams)
 	r.fails(s, "upload_image", map[string]any{"tabId": tab, "imageId": id, "ref": refFor(t, tree, `"Press me"`)}, wire.CodeBadParams)
 	// Images belong to the session that took them.
-	other := r.e.NewSession("someone-else")
+	other := r.e.NewSession("agent:someone-else", "someone-else")
 	r.fails(other, "upload_image", map[string]any{"tabId": tab, "imageId": id, "ref": ref}, wire.CodeBadParams)
 }

@@ -212,7 +212,7 @@ func (c *call) settle(ctx context.Context, ts *tabState, w *watcher) (settled, e
 	quiet, max := c.e.opts.QuietWindow, c.e.opts.SettleTimeout
 	// No retry in a new document: if the action navigated, the world is
 	// created once the new page has loaded, not while it swaps in.
-	href, qerr := ts.call(ctx, c.s.Agent, "quiet", nil, false, quiet.Milliseconds(), max.Milliseconds())
+	href, qerr := ts.call(ctx, c.s.Label, "quiet", nil, false, quiet.Milliseconds(), max.Milliseconds())
 	n := &navState{mainFrame: ts.frame()}
 	for _, ev := range w.pending() {
 		if d := dialogNote(ev); d != "" {
@@ -245,7 +245,7 @@ func (c *call) settle(ctx context.Context, ts *tabState, w *watcher) (settled, e
 	var info struct {
 		Title string `json:"title"`
 	}
-	href, err := ts.helper(ctx, c.s.Agent, "info", &info)
+	href, err := ts.helper(ctx, c.s.Label, "info", &info)
 	if err != nil {
 		return out, err
 	}

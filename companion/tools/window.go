@@ -41,7 +41,7 @@ func runResize(ctx context.Context, c *call, in *resizeArgs) (*Result, error) {
 	}
 	c.s.forgetView(in.TabID)
 	var vp viewportInfo
-	if _, err := ts.helper(ctx, c.s.Agent, "viewport", &vp); err != nil {
+	if _, err := ts.helper(ctx, c.s.Label, "viewport", &vp); err != nil {
 		return nil, err
 	}
 	if b.Mode == hub.ModeDev && (vp.W != in.Width || vp.H != in.Height) {
@@ -52,7 +52,7 @@ func runResize(ctx context.Context, c *call, in *resizeArgs) (*Result, error) {
 		}, nil); err != nil {
 			return nil, err
 		}
-		if _, err := ts.helper(ctx, c.s.Agent, "viewport", &vp); err != nil {
+		if _, err := ts.helper(ctx, c.s.Label, "viewport", &vp); err != nil {
 			return nil, err
 		}
 	}

@@ -7,7 +7,7 @@ import (
 
 func TestResizeWindow(t *testing.T) {
 	r := newRig(t)
-	s := r.e.NewSession("resizer")
+	s := r.e.NewSession("agent:resizer", "resizer")
 	tab := r.newTab(s, "/text")
 	out := r.ok(s, "resize_window", map[string]any{"tabId": tab, "width": 800, "height": 600})
 	if !strings.Contains(out, "800×600") {

@@ -129,6 +129,11 @@ type TabInfo struct {
 	Agent       bool   `json:"agent,omitempty"`
 	FavIconURL  string `json:"favIconUrl,omitempty"`
 	Unsupported string `json:"unsupported,omitempty"`
+	// Owner is a Reins addition: the principal ("agent:<token id>",
+	// "backend:<backend id>") an agent tab was created for. The extension
+	// keeps it with the tab, so ownership survives reconnects and companion
+	// restarts; a tab the person shared by hand has none.
+	Owner string `json:"owner,omitempty"`
 }
 
 // CDPParams are the params of a cdp request.
@@ -199,6 +204,9 @@ type CreateParams struct {
 	Active *bool  `json:"active,omitempty"`
 	// Group is a Reins addition: the tab group title to put the new tab in.
 	Group string `json:"group,omitempty"`
+	// Owner is a Reins addition: the principal the tab is created for. The
+	// extension records it and reports it as TabInfo.Owner.
+	Owner string `json:"owner,omitempty"`
 }
 
 // TabParams carry a single native tab id.

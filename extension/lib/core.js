@@ -2,7 +2,7 @@
 // grouping, tab listings, overlay and badge. chrome is injected so tests can
 // drive it with a fake.
 
-import { SharingState } from './sharing.js';
+import { SharingState, validOwner } from './sharing.js';
 import { DebuggerManager } from './debugger.js';
 import { createChromiumCdp } from './cdp-chromium.js';
 import { toTabInfo, tabRestriction } from './tabinfo.js';
@@ -29,6 +29,12 @@ export class Core {
     this.sharing = new SharingState();
     /** @type {Set<number>} tab groups this extension made or filled */
     this.groups = new Set();
+    /**
+     * @type {Map<number, string>} group → the principal whose tabs it holds.
+     * Groups are matched by owner, never by title, so two agents that show
+     * the same name never share a group.
+     */
+    this.groupOwners = new Map();
     this.options = normalizeOptions();
     /** @type {{paused:boolean, overlay:boolean, disabled?:string[]}|null} */
     this.policy = null;
@@ -53,11 +59,16 @@ export class Core {
   async load() {
     const chrome = this.chrome;
     const [session, local] = await Promise.all([
-      chrome.storage.session.get(['sharing', 'groups', 'policy']),
+      chrome.storage.session.get(['sharing', 'groups', 'groupOwners', 'policy']),
       chrome.storage.local.get(['port', 'profile', 'graph', 'overlay', 'toolsCatalog']),
     ]);
     this.sharing = SharingState.from(session.sharing);
     if (Array.isArray(session.groups)) this.groups = new Set(session.groups.filter(Number.isSafeInteger));
+    if (Array.isArray(session.groupOwners)) {
+      for (const pair of session.groupOwners) {
+        if (Array.isArray(pair) && Number.isSafeInteger(pair[0]) && validOwner(pair[1])) this.groupOwners.set(pair[0], pair[1]);
+      }
+    }
     if (session.policy && typeof session.policy === 'object') this.policy = session.policy;
     this.options = normalizeOptions(local);
     this.haveCatalog = Boolean(local.toolsCatalog);
@@ -65,6 +76,7 @@ export class Core {
     // Tabs closed while the worker slept never reached onRemoved.
     const tabs = await chrome.tabs.query({});
     let dirty = this.sharing.retainOnly(tabs.map((t) => t.id));
+    dirty = (await this.pruneGroups()) || dirty;
     try {
       const attachedNow = new Set(await this.cdp.attachedTabs());
       for (const id of [...this.sharing.attached]) {
@@ -80,8 +92,24 @@ export class Core {
 
   persist() {
     this.chrome.storage.session
-      .set({ sharing: this.sharing.toJSON(), groups: [...this.groups] })
+      .set({ sharing: this.sharing.toJSON(), groups: [...this.groups], groupOwners: [...this.groupOwners] })
       .catch((err) => this.log.warn('reins: cannot save sharing state', err));
+  }
+
+  /** Forgets groups that no longer exist. @returns {Promise<boolean>} whether any was forgotten */
+  async pruneGroups() {
+    if (!this.chrome.tabGroups || (this.groups.size === 0 && this.groupOwners.size === 0)) return false;
+    let live;
+    try {
+      live = new Set((await this.chrome.tabGroups.query({})).map((g) => g.id));
+    } catch (err) {
+      this.log.warn('reins: cannot list tab groups', err);
+      return false;
+    }
+    let changed = false;
+    for (const id of [...this.groups]) if (!live.has(id)) changed = this.groups.delete(id) || changed;
+    for (const id of [...this.groupOwners.keys()]) if (!live.has(id)) changed = this.groupOwners.delete(id) || changed;
+    return changed;
   }
 
   /** Sharing or attachment changed: save it and tell everyone. */
@@ -135,16 +163,19 @@ export class Core {
   }
 
   /**
+   * Shares a tab: for an agent (agent, with the principal it is for as
+   * owner), or by hand (the popup, the dashboard), which makes it the
+   * person's and so every agent's, and clears any owner.
    * @param {number} tabId
-   * @param {{agent?: boolean, group?: string}} [opts]
+   * @param {{agent?: boolean, owner?: string, group?: string}} [opts]
    */
-  async share(tabId, { agent = false, group = DEFAULT_GROUP } = {}) {
+  async share(tabId, { agent = false, owner = '', group = DEFAULT_GROUP } = {}) {
     await this.ready;
     const tab = await this.getTab(tabId);
     const reason = tabRestriction(tab, this.engine);
     if (reason !== '') throw new WireError(Codes.restrictedUrl, `tab ${tabId} cannot be shared: ${reason}`);
-    if (this.sharing.share(tabId, { agent })) this.changed();
-    await this.groupTab(tab, group || DEFAULT_GROUP);
+    if (this.sharing.share(tabId, { agent, owner })) this.changed();
+    await this.groupTab(tab, group || DEFAULT_GROUP, this.sharing.ownerOf(tabId));
     this.pushOverlay(tabId);
     return tab;
   }
@@ -167,18 +198,24 @@ export class Core {
   }
 
   /**
-   * Puts a shared tab in the group with this title in its window. A group is
-   * a visual cue only, so failing to group (a popup window, an API the
-   * browser lacks) never fails the request.
+   * Puts a shared tab in its group in its window: the group of its owner
+   * (titled with the owner's label) for an agent tab, or the group with this
+   * title that no agent owns for the person's tabs. A group is a visual cue
+   * only, so failing to group (a popup window, an API the browser lacks)
+   * never fails the request.
+   * @param {{id: number}} tab
+   * @param {string} title
+   * @param {string} [owner]
    */
-  groupTab(tab, title) {
+  groupTab(tab, title, owner = '') {
     const chrome = this.chrome;
     if (!chrome.tabGroups || typeof chrome.tabs.group !== 'function') return Promise.resolve();
     const run = async () => {
       const current = await chrome.tabs.get(tab.id);
       // tabGroups.query treats title as a pattern, so match exactly here.
       const groups = await chrome.tabGroups.query({ windowId: current.windowId });
-      const existing = groups.find((g) => g.title === title);
+      const existing = groups.find((g) =>
+        owner !== '' ? this.groupOwners.get(g.id) === owner : g.title === title && !this.groupOwners.has(g.id));
       if (existing && current.groupId === existing.id) return;
       let groupId;
       if (existing) {
@@ -187,8 +224,10 @@ export class Core {
         groupId = await chrome.tabs.group({ tabIds: [tab.id], createProperties: { windowId: current.windowId } });
         await chrome.tabGroups.update(groupId, { title, color: 'blue' });
       }
-      if (!this.groups.has(groupId)) {
+      const known = this.groups.has(groupId) && (owner === '' || this.groupOwners.get(groupId) === owner);
+      if (!known) {
         this.groups.add(groupId);
+        if (owner !== '') this.groupOwners.set(groupId, owner);
         this.persist();
       }
     };

@@ -7,6 +7,7 @@ import { tabRestriction, tabUrl } from './tabinfo.js';
 import { graphProblem } from './graph.js';
 import { extensionHandlers } from './extensions.js';
 import { DEFAULT_GROUP } from './settings.js';
+import { MAX_OWNER, validOwner } from './sharing.js';
 
 const PREPARE_TIMEOUT_MS = 10_000;
 const MAX_GROUP_TITLE = 100;
@@ -117,6 +118,10 @@ export function createHandlers(core) {
       if (typeof group !== 'string' || group.length > MAX_GROUP_TITLE) {
         throw badParams(`group must be a string of at most ${MAX_GROUP_TITLE} characters`);
       }
+      // The principal the tab is for (Reins addition). Kept with the tab
+      // and reported in every listing, so it outlives this connection.
+      const owner = p.owner === undefined || p.owner === '' ? '' : p.owner;
+      if (owner !== '' && !validOwner(owner)) throw badParams(`owner must be a string of at most ${MAX_OWNER} characters`);
       let tab;
       try {
         tab = await chrome.tabs.create({ url, active });
@@ -127,7 +132,7 @@ export function createHandlers(core) {
         if (!tab) throw new WireError(Codes.internal, `cannot open a tab: ${err?.message ?? err}`);
       }
       try {
-        await core.share(tab.id, { agent: true, group });
+        await core.share(tab.id, { agent: true, owner, group });
       } catch (err) {
         // A New Tab URL can land on a page that may not be shared (a
         // third-party New Tab page); an unshared agent tab would be litter.

@@ -1,12 +1,24 @@
-// Which tabs the person shared with agents. This is the extension's half of
-// the security boundary: every cdp call is checked against it. The state is
-// plain data so it can live in storage.session and survive a service-worker
-// restart within one browser run (tab ids are only stable that long).
+// Which tabs the person shared with agents, and which agent each agent tab
+// belongs to. This is the extension's half of the security boundary: every
+// cdp call is checked against it. The state is plain data so it can live in
+// storage.session and survive a service-worker restart within one browser
+// run (tab ids are only stable that long). Because it outlives the
+// connection, so does ownership: after a reconnect or a companion restart the
+// companion learns each agent tab's owner from the tab listings again.
+
+/** Longest principal id kept as an owner ("agent:<id>", "backend:<id>"). */
+export const MAX_OWNER = 200;
+
+/** @param {any} owner */
+export function validOwner(owner) {
+  return typeof owner === 'string' && owner !== '' && owner.length <= MAX_OWNER;
+}
 
 export class SharingState {
   constructor() {
     /** @type {Set<number>} */ this.shared = new Set();
     /** @type {Set<number>} tabs opened by agents (always shared) */ this.agent = new Set();
+    /** @type {Map<number, string>} agent tab → the principal it was opened for */ this.owners = new Map();
     /** @type {Set<number>} tabs whose debugger stays attached past the idle timer */ this.held = new Set();
     /** @type {Set<number>} tabs our debugger is attached to */ this.attached = new Set();
   }
@@ -20,10 +32,18 @@ export class SharingState {
           for (const id of data[key]) if (Number.isSafeInteger(id)) s[key].add(id);
         }
       }
+      if (Array.isArray(data.owners)) {
+        for (const pair of data.owners) {
+          if (Array.isArray(pair) && Number.isSafeInteger(pair[0]) && validOwner(pair[1])) s.owners.set(pair[0], pair[1]);
+        }
+      }
     }
-    // Only shared tabs may be agent tabs or held.
+    // Only shared tabs may be agent tabs or held, and only agent tabs have
+    // owners. An agent tab saved by an older version has none: the
+    // companion shows it to no agent until the person shares it by hand.
     for (const id of s.agent) if (!s.shared.has(id)) s.agent.delete(id);
     for (const id of s.held) if (!s.shared.has(id)) s.held.delete(id);
+    for (const id of s.owners.keys()) if (!s.agent.has(id)) s.owners.delete(id);
     return s;
   }
 
@@ -31,6 +51,7 @@ export class SharingState {
     return {
       shared: [...this.shared].sort((a, b) => a - b),
       agent: [...this.agent].sort((a, b) => a - b),
+      owners: [...this.owners].sort((a, b) => a[0] - b[0]),
       held: [...this.held].sort((a, b) => a - b),
       attached: [...this.attached].sort((a, b) => a - b),
     };
@@ -40,12 +61,31 @@ export class SharingState {
   isAgent(tabId) { return this.agent.has(tabId); }
   isHeld(tabId) { return this.held.has(tabId); }
   isAttached(tabId) { return this.attached.has(tabId); }
+  /** The principal an agent tab belongs to, or '' (a person's tab, or an owner never given). */
+  ownerOf(tabId) { return this.owners.get(tabId) ?? ''; }
 
-  /** @returns {boolean} whether anything changed */
-  share(tabId, { agent = false } = {}) {
-    const changed = !this.shared.has(tabId) || (agent && !this.agent.has(tabId));
+  /**
+   * Shares a tab. An agent tab records the principal it was opened for; a
+   * tab the person shares by hand is everyone's, so sharing by hand clears
+   * the agent mark and the owner.
+   * @param {number} tabId
+   * @param {{agent?: boolean, owner?: string}} [opts]
+   * @returns {boolean} whether anything changed
+   */
+  share(tabId, { agent = false, owner = '' } = {}) {
+    let changed = !this.shared.has(tabId);
     this.shared.add(tabId);
-    if (agent) this.agent.add(tabId);
+    if (agent) {
+      if (!this.agent.has(tabId)) changed = true;
+      this.agent.add(tabId);
+      if (validOwner(owner)) {
+        if (this.owners.get(tabId) !== owner) changed = true;
+        this.owners.set(tabId, owner);
+      } else if (this.owners.delete(tabId)) changed = true;
+    } else {
+      if (this.agent.delete(tabId)) changed = true;
+      if (this.owners.delete(tabId)) changed = true;
+    }
     return changed;
   }
 
@@ -53,6 +93,7 @@ export class SharingState {
   unshare(tabId) {
     const was = this.shared.delete(tabId);
     this.agent.delete(tabId);
+    this.owners.delete(tabId);
     this.held.delete(tabId);
     return was;
   }
@@ -84,7 +125,7 @@ export class SharingState {
     return changed;
   }
 
-  /** A prerendered or restored tab replaced another: sharing moves with it. */
+  /** A prerendered or restored tab replaced another: sharing and ownership move with it. */
   replace(oldId, newId) {
     let changed = false;
     for (const key of ['shared', 'agent', 'held']) {
@@ -92,6 +133,11 @@ export class SharingState {
         this[key].add(newId);
         changed = true;
       }
+    }
+    if (this.owners.has(oldId)) {
+      this.owners.set(newId, this.owners.get(oldId));
+      this.owners.delete(oldId);
+      changed = true;
     }
     // The debugger does not follow a replaced tab.
     changed = this.attached.delete(oldId) || changed;
@@ -102,8 +148,8 @@ export class SharingState {
   retainOnly(existingIds) {
     const keep = new Set(existingIds);
     let changed = false;
-    for (const key of ['shared', 'agent', 'held', 'attached']) {
-      for (const id of this[key]) {
+    for (const key of ['shared', 'agent', 'owners', 'held', 'attached']) {
+      for (const id of this[key].keys()) {
         if (!keep.has(id)) {
           this[key].delete(id);
           changed = true;

@@ -18,6 +18,8 @@ export function toTabInfo(tab, sharing, engine = 'chromium') {
     windowId: tab.windowId,
   };
   if (sharing.isAgent(tab.id)) info.agent = true;
+  const owner = sharing.ownerOf(tab.id);
+  if (owner !== '') info.owner = owner;
   if (typeof tab.favIconUrl === 'string' && tab.favIconUrl !== '') info.favIconUrl = tab.favIconUrl;
   const reason = unsupportedReason(url, engine);
   if (reason !== '') info.unsupported = reason;

@@ -277,7 +277,71 @@ test('state reloads after a worker restart and forgets closed tabs', async () =>
   chrome._state.tabs.delete(3); // closed while the worker slept
   const core2 = new Core({ chrome, timers: new FakeTimers(), log: quiet });
   await core2.ready;
-  assert.deepEqual(core2.sharing.toJSON(), { shared: [1], agent: [], held: [], attached: [1] });
+  assert.deepEqual(core2.sharing.toJSON(), { shared: [1], agent: [], owners: [], held: [], attached: [1] });
+});
+
+test('tabs.create records the owner, which every listing reports and a worker restart keeps', async () => {
+  const { chrome, call, core, sent, timers } = await setup({ tabs: [pageTab] });
+  const res = await call('tabs.create', { url: 'https://example.org/', group: 'Reins · claude', owner: 'agent:3f9a' });
+  assert.equal(res.result.owner, 'agent:3f9a');
+  assert.equal(res.result.agent, true);
+  const id = res.result.id;
+  const listed = (await call('tabs.list')).result.find((t) => t.id === id);
+  assert.equal(listed.owner, 'agent:3f9a');
+  assert.equal((await call('tabs.list')).result.find((t) => t.id === 1).owner, undefined, 'a tab nobody opened has no owner');
+  await timers.advance(100);
+  const event = sent.filter((f) => f.event === 'tabs').at(-1);
+  assert.equal(event.params.find((t) => t.id === id).owner, 'agent:3f9a', 'the tabs event carries the owner');
+
+  // The worker restarts (or the companion reconnects, or restarts): the
+  // owner is still there, in session storage.
+  await settle();
+  const core2 = new Core({ chrome, timers: new FakeTimers(), log: quiet });
+  await core2.ready;
+  assert.equal(core2.info(chrome._state.tabs.get(id)).owner, 'agent:3f9a');
+  assert.equal(core.sharing.ownerOf(id), 'agent:3f9a');
+
+  // No owner (an older companion) is allowed: the tab is an agent's of
+  // unknown owner. A bad one is refused.
+  const bare = await call('tabs.create', { url: 'about:blank' });
+  assert.equal(bare.result.agent, true);
+  assert.equal(bare.result.owner, undefined);
+  for (const owner of [7, 'x'.repeat(201), ['agent:a']]) {
+    const bad = await call('tabs.create', { url: 'about:blank', owner });
+    assert.equal(bad.code, 'bad_params', JSON.stringify(owner));
+  }
+});
+
+test('sharing an agent tab by hand, from the popup or the dashboard, clears its owner', async () => {
+  const { call, core } = await setup({ tabs: [pageTab] });
+  const id = (await call('tabs.create', { url: 'https://example.org/', owner: 'agent:3f9a' })).result.id;
+  // The dashboard's tabs.share, as the person's Share.
+  const res = await call('tabs.share', { tabId: id, shared: true });
+  assert.equal(res.result.shared, true);
+  assert.equal(res.result.agent, undefined);
+  assert.equal(res.result.owner, undefined);
+  // The popup's Share goes through the same path.
+  const id2 = (await call('tabs.create', { url: 'https://example.net/', owner: 'backend:77c1' })).result.id;
+  await core.share(id2);
+  assert.equal(core.info(await core.getTab(id2)).owner, undefined);
+  assert.equal(core.sharing.isAgent(id2), false);
+});
+
+test('tab groups are per owner: two agents with one name get two groups', async () => {
+  const { chrome, call } = await setup({ tabs: [pageTab] });
+  const title = 'Reins · claude';
+  const a1 = (await call('tabs.create', { url: 'https://a.test/', group: title, owner: 'agent:3f9a' })).result.id;
+  const b1 = (await call('tabs.create', { url: 'https://b.test/', group: title, owner: 'backend:77c1' })).result.id;
+  const a2 = (await call('tabs.create', { url: 'https://c.test/', group: title, owner: 'agent:3f9a' })).result.id;
+  const groupOf = (id) => chrome._state.tabs.get(id).groupId;
+  assert.equal(groupOf(a1), groupOf(a2), 'one agent keeps one group');
+  assert.notEqual(groupOf(a1), groupOf(b1), 'another principal with the same label gets its own group');
+  for (const id of [a1, b1]) assert.equal(chrome._state.groups.get(groupOf(id)).title, title, 'the title stays the label');
+  // The person's tabs never join an agent's group, whatever its title.
+  const p = (await call('tabs.create', { url: 'https://d.test/', group: title })).result.id;
+  assert.ok(![groupOf(a1), groupOf(b1)].includes(groupOf(p)));
+  const stored = await chrome.storage.session.get('groupOwners');
+  assert.deepEqual(new Map(stored.groupOwners), new Map([[groupOf(a1), 'agent:3f9a'], [groupOf(b1), 'backend:77c1']]));
 });
 
 test('downloads.list and tabs.list', async () => {

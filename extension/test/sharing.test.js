@@ -11,36 +11,61 @@ test('share, hold, attach and unshare bookkeeping', () => {
   assert.equal(s.setHeld(2, true), false, 'an unshared tab cannot be held');
   assert.equal(s.setHeld(1, true), true);
   assert.equal(s.setAttached(1, true), true);
-  assert.deepEqual(s.toJSON(), { shared: [1], agent: [1], held: [1], attached: [1] });
+  assert.deepEqual(s.toJSON(), { shared: [1], agent: [1], owners: [], held: [1], attached: [1] });
   assert.equal(s.unshare(1), true);
-  assert.deepEqual(s.toJSON(), { shared: [], agent: [], held: [], attached: [1] }, 'detaching is the debugger manager\'s job');
+  assert.deepEqual(s.toJSON(), { shared: [], agent: [], owners: [], held: [], attached: [1] }, 'detaching is the debugger manager\'s job');
   assert.equal(s.forget(1), true);
-  assert.deepEqual(s.toJSON(), { shared: [], agent: [], held: [], attached: [] });
+  assert.deepEqual(s.toJSON(), { shared: [], agent: [], owners: [], held: [], attached: [] });
   assert.equal(s.unshare(1), false);
 });
 
 test('state survives a round trip through storage and drops junk', () => {
   const s = new SharingState();
   s.share(3);
-  s.share(5, { agent: true });
+  s.share(5, { agent: true, owner: 'agent:3f9a' });
   s.setHeld(5, true);
   const back = SharingState.from(JSON.parse(JSON.stringify(s.toJSON())));
   assert.deepEqual(back.toJSON(), s.toJSON());
-  const junk = SharingState.from({ shared: [1, 'x', 1.5], agent: [1, 9], held: [9], attached: 'no' });
-  assert.deepEqual(junk.toJSON(), { shared: [1], agent: [1], held: [], attached: [] });
+  assert.equal(back.ownerOf(5), 'agent:3f9a');
+  const junk = SharingState.from({
+    shared: [1, 'x', 1.5], agent: [1, 9], held: [9], attached: 'no',
+    owners: [[1, 'agent:a'], [3, 'agent:b'], [9, 'agent:c'], ['1', 'agent:d'], [1.5, 'x'], [1, 7], 'agent:e'],
+  });
+  assert.deepEqual(junk.toJSON(), { shared: [1], agent: [1], owners: [[1, 'agent:a']], held: [], attached: [] });
+  // State saved before owners existed: its agent tabs have none.
+  const old = SharingState.from({ shared: [2], agent: [2], held: [], attached: [] });
+  assert.equal(old.isAgent(2), true);
+  assert.equal(old.ownerOf(2), '');
   assert.deepEqual(SharingState.from(undefined).toJSON(), new SharingState().toJSON());
 });
 
 test('replaced and vanished tabs', () => {
   const s = new SharingState();
-  s.share(1, { agent: true });
+  s.share(1, { agent: true, owner: 'agent:a' });
   s.setAttached(1, true);
   assert.equal(s.replace(1, 7), true);
-  assert.deepEqual(s.toJSON(), { shared: [7], agent: [7], held: [], attached: [] });
+  assert.deepEqual(s.toJSON(), { shared: [7], agent: [7], owners: [[7, 'agent:a']], held: [], attached: [] });
   s.share(8);
   assert.equal(s.retainOnly([8]), true);
-  assert.deepEqual(s.toJSON(), { shared: [8], agent: [], held: [], attached: [] });
+  assert.deepEqual(s.toJSON(), { shared: [8], agent: [], owners: [], held: [], attached: [] });
   assert.equal(s.retainOnly([8]), false);
+});
+
+test('an agent tab keeps its owner; sharing by hand makes it the person\'s', () => {
+  const s = new SharingState();
+  assert.equal(s.share(1, { agent: true, owner: 'agent:a' }), true);
+  assert.equal(s.share(1, { agent: true, owner: 'agent:a' }), false);
+  assert.equal(s.ownerOf(1), 'agent:a');
+  assert.equal(s.share(1, { agent: true, owner: 'backend:b' }), true, 'a new owner is a change');
+  assert.equal(s.share(1), true, 'sharing by hand clears the agent mark and the owner');
+  assert.equal(s.isAgent(1), false);
+  assert.equal(s.ownerOf(1), '');
+  assert.equal(s.share(1), false);
+  assert.equal(s.share(2, { agent: true, owner: 'x'.repeat(201) }), true);
+  assert.equal(s.ownerOf(2), '', 'an owner over MAX_OWNER is not kept');
+  assert.equal(s.share(3, { agent: true, owner: 'agent:c' }), true);
+  assert.equal(s.unshare(3), true);
+  assert.equal(s.ownerOf(3), '');
 });
 
 test('TabInfo carries sharing and the unsupported reason', () => {
@@ -54,6 +79,8 @@ test('TabInfo carries sharing and the unsupported reason', () => {
     unsupported: 'browser-internal pages cannot be automated',
   });
   assert.equal(toTabInfo({ id: 6, url: '', pendingUrl: 'https://b.test/', windowId: 1 }, s).url, 'https://b.test/');
+  s.share(7, { agent: true, owner: 'agent:3f9a' });
+  assert.equal(toTabInfo({ id: 7, url: 'https://c.test/', windowId: 1 }, s).owner, 'agent:3f9a');
   assert.equal(tabRestriction({ url: 'https://a.test/', pendingUrl: 'chrome://settings' }), 'browser-internal pages cannot be automated');
   assert.equal(tabRestriction({ url: 'chrome://newtab/' }), '');
 });

@@ -114,8 +114,10 @@ func TestTokenSurvivesCompanionRestartAndRevokeLeavesTheKeychain(t *testing.T) {
 
 type echoRunner struct{}
 
-func (echoRunner) Catalog() []tools.Info                  { return nil }
-func (echoRunner) NewSession(agent string) *tools.Session { return &tools.Session{Agent: agent} }
+func (echoRunner) Catalog() []tools.Info { return nil }
+func (echoRunner) NewSession(principal, label string) *tools.Session {
+	return &tools.Session{Principal: principal, Label: label}
+}
 func (echoRunner) Call(_ context.Context, s *tools.Session, tool string, _ json.RawMessage) *tools.Result {
 	return &tools.Result{Content: []tools.Content{{Type: "text", Text: tool}}}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -92,12 +94,46 @@ func TestIssueSurvivesRestart(t *testing.T) {
 	// A second Manager on the same data dir, as after a restart, verifies
 	// from the keychain alone.
 	m2 := open(t, dir)
-	if n, ok := m2.Verify(tok); !ok || n != name {
+	if _, n, ok := m2.Verify(tok); !ok || n != name {
 		t.Fatalf("after restart Verify = %q, %v", n, ok)
 	}
 	list, err := m2.List()
 	if err != nil || len(list) != 1 || list[0].Name != name {
 		t.Fatalf("after restart List = %+v, %v", list, err)
+	}
+}
+
+// A token issued before tokens had ids, its secret in the real keychain and
+// its index entry without an id, is given an id on the first load; the id is
+// written to the index and is the same after a restart.
+func TestLegacyIndexGetsIDs(t *testing.T) {
+	requireKeychain(t)
+	dir := t.TempDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	name := unique(t, "legacy")
+	tok := "reins_legacy-" + name
+	if err := keyring.Set(tokens.Service, "agent:"+name, tok); err != nil {
+		t.Fatal(err)
+	}
+	legacy := `{"version": 1, "entries": [{"name": "` + name + `", "kind": "agent", "created": "2024-05-01T10:00:00Z"}]}`
+	if err := os.WriteFile(filepath.Join(dir, tokens.IndexFile), []byte(legacy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id, n, ok := open(t, dir).Verify(tok)
+	if !ok || n != name || id == "" {
+		t.Fatalf("legacy token: Verify = %q, %q, %v", id, n, ok)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, tokens.IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"id": "`+id+`"`) {
+		t.Fatalf("the index was not given the id %s:\n%s", id, raw)
+	}
+	if again, _, _ := open(t, dir).Verify(tok); again != id {
+		t.Fatalf("after a restart the token's id is %q, was %q", again, id)
 	}
 }
 
@@ -116,10 +152,10 @@ func TestRevokeRemovesFromKeychain(t *testing.T) {
 	if _, err := keyring.Get(tokens.Service, "agent:"+name); !errors.Is(err, keyring.ErrNotFound) {
 		t.Fatalf("keychain Get after revoke = %v, want ErrNotFound", err)
 	}
-	if _, ok := m.Verify(tok); ok {
+	if _, _, ok := m.Verify(tok); ok {
 		t.Fatal("revoked token verifies")
 	}
-	if _, ok := open(t, dir).Verify(tok); ok {
+	if _, _, ok := open(t, dir).Verify(tok); ok {
 		t.Fatal("revoked token verifies after restart")
 	}
 	if err := m.Revoke(name); !errors.Is(err, tokens.ErrNotFound) {
@@ -182,7 +218,7 @@ func TestWatchPicksUpOtherManager(t *testing.T) {
 			if n != name {
 				continue
 			}
-			if got, ok := daemon.Verify(tok); !ok || got != name {
+			if _, got, ok := daemon.Verify(tok); !ok || got != name {
 				t.Fatalf("Verify after event = %q, %v", got, ok)
 			}
 			return

@@ -203,6 +203,30 @@ func (r *Reins) Stop(timeout time.Duration) error {
 	return nil
 }
 
+// Restart stops reins with SIGTERM (a clean exit is required) and starts it
+// again with the same arguments, so on the same port, data dir and
+// inspection socket, as after an update or a crash. It returns once the new
+// process answers. Output keeps accumulating in the same buffer.
+func (r *Reins) Restart(ctx context.Context) error {
+	if err := r.Stop(15 * time.Second); err != nil {
+		return err
+	}
+	cmd := exec.Command(r.cmd.Path, r.cmd.Args[1:]...)
+	cmd.Stdout, cmd.Stderr = r.out, r.out
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("restarting reins: %w", err)
+	}
+	r.cmd, r.exited, r.waitErr = cmd, make(chan struct{}), nil
+	go func() {
+		r.waitErr = cmd.Wait()
+		close(r.exited)
+	}()
+	if err := r.waitReady(ctx); err != nil {
+		return fmt.Errorf("after a restart: %w\nreins output:\n%s", err, Tail(r.out.String(), 30))
+	}
+	return nil
+}
+
 // Close kills reins if it still runs and removes its data dir.
 func (r *Reins) Close() {
 	if r.Client != nil {
