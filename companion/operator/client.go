@@ -67,6 +67,7 @@ func (c *client) start() {
 	c.cancel = cancel
 	c.done = make(chan struct{})
 	c.session = c.m.opts.Runner.NewSession(PrincipalID(c.rec.ID), AgentName(c.rec))
+	c.session.OperatorCatalog = true
 	go c.run(ctx)
 }
 

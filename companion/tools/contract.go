@@ -44,6 +44,10 @@ type Info struct {
 	// javascript_tool) also get the TOCTOU origin guard.
 	Mutating  bool
 	Batchable bool // may run inside browser_batch
+	// Extended marks Reins' own tools, beyond the Browser Operator catalog:
+	// MCP agents get them, paired backends (whose catalog the Browser
+	// Operator Protocol fixes) do not.
+	Extended bool
 }
 
 // Activity is one finished tool call, for the dashboard's Activity view. It

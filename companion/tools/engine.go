@@ -140,7 +140,7 @@ func (c *call) run(ctx context.Context, name string, args json.RawMessage) (res 
 		return errorResult(err)
 	}
 	t := c.e.tools[name]
-	if t == nil {
+	if t == nil || (t.info.Extended && c.s.OperatorCatalog) {
 		return errorResult(wire.Errorf(wire.CodeUnknownTool, "Unknown tool: %s", name))
 	}
 	if c.e.opts.Disabled != nil {

@@ -21,6 +21,10 @@ type Session struct {
 	// brand), for tab group titles, logs and the person's views. It
 	// decides nothing.
 	Label string
+	// OperatorCatalog limits the session to the Browser Operator catalog:
+	// a paired backend's, which expects exactly that surface. Reins' own
+	// (Extended) tools are unknown to it.
+	OperatorCatalog bool
 
 	mu        sync.Mutex
 	browserID string

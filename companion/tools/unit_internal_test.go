@@ -1,9 +1,13 @@
 package tools
 
 import (
+	"context"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/reinshq/reins/companion/wire"
 )
 
 func TestParseKeys(t *testing.T) {
@@ -274,5 +278,30 @@ func TestBuffersAreBoundedInBytes(t *testing.T) {
 	nl.snapshot(true)
 	if nl.bytes != 0 {
 		t.Fatalf("a cleared buffer counts %d bytes", nl.bytes)
+	}
+}
+
+// A paired backend's session knows the Browser Operator catalog only: Reins'
+// own tools are unknown to it, as a call and as a browser_batch step, while
+// an MCP agent's session runs them.
+func TestOperatorCatalogHidesExtendedTools(t *testing.T) {
+	e := NewEngine(Options{})
+	defer e.Close()
+	define(e, Info{Name: "reins_only", Extended: true, Batchable: true}, nil, func(context.Context, *call, *struct{}) (*Result, error) {
+		return textResult("ran"), nil
+	})
+	agent := e.NewSession("agent:a1", "alice")
+	if res := e.Call(context.Background(), agent, "reins_only", nil); res.IsError {
+		t.Fatalf("an agent's call: %+v", res)
+	}
+	backend := e.NewSession("backend:b1", "Example CRM")
+	backend.OperatorCatalog = true
+	res := e.Call(context.Background(), backend, "reins_only", nil)
+	if res.Code != wire.CodeUnknownTool || res.Content[0].Text != "[unknown_tool] Unknown tool: reins_only" {
+		t.Fatalf("a backend's call: %+v", res)
+	}
+	res = e.Call(context.Background(), backend, "browser_batch", json.RawMessage(`{"steps":[{"tool":"reins_only","args":{}}]}`))
+	if res.Code != wire.CodeUnknownTool || !strings.Contains(res.Content[len(res.Content)-1].Text, "Unknown tool: reins_only") {
+		t.Fatalf("a backend's batch step: %+v", res)
 	}
 }
