@@ -39,7 +39,7 @@ const StatusUnauthorized websocket.StatusCode = 4001
 // auth removed, or false after closing the socket; release is called as
 // soon as the socket stops counting as unauthenticated, before any close
 // handshake waits on the peer.
-func (h *Hub) handshake(ctx context.Context, conn *websocket.Conn, p peer, release func()) (wire.Hello, bool) {
+func (h *Hub) handshake(ctx context.Context, conn frameConn, p peer, release func()) (wire.Hello, bool) {
 	// The deadline closes the socket itself, with a close frame that says
 	// why: a read whose context ends would drop it without one.
 	var (
@@ -163,7 +163,16 @@ func isReadLimit(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "read limited")
 }
 
-func writeEvent(ctx context.Context, conn *websocket.Conn, event string, params any) error {
+// frameConn is what the handshake needs of a socket; *websocket.Conn is
+// one, and the fuzz target feeds it frames without a network.
+type frameConn interface {
+	Read(ctx context.Context) (websocket.MessageType, []byte, error)
+	Write(ctx context.Context, typ websocket.MessageType, data []byte) error
+	Close(code websocket.StatusCode, reason string) error
+	CloseNow() error
+}
+
+func writeEvent(ctx context.Context, conn frameConn, event string, params any) error {
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return err
