@@ -155,4 +155,3 @@ func TestFuzzHarnessReachesSuccess(t *testing.T) {
 }
 
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
-
