@@ -14,7 +14,7 @@ func TestBrowsersCommandBlocksAndUnblocks(t *testing.T) {
 	r := startCompanion(t)
 	x, err := hubtest.Dial(testCtx(t), "ws://127.0.0.1:"+strconv.Itoa(r.port)+"/", wire.Hello{
 		Version: 3, Browser: "Chrome", BrowserEngine: wire.EngineChromium, Profile: "Work", InstanceID: "prof-1", BrowserSessionID: "s",
-	}, hubtest.Options{})
+	}, hubtest.Options{DataDir: r.dir})
 	if err != nil {
 		t.Fatal(err)
 	}

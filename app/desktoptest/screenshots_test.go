@@ -59,7 +59,7 @@ func TestDashboardScreenshots(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*Deadline)
 	defer cancel()
 
-	work, err := Dial(ctx, port, wire.Hello{Browser: "Chrome", BrowserEngine: wire.EngineChromium, InstanceID: "work", BrowserSessionID: "w1", Profile: "Work"}, []wire.TabInfo{
+	work, err := Dial(ctx, port, dir, wire.Hello{Browser: "Chrome", BrowserEngine: wire.EngineChromium, InstanceID: "work", BrowserSessionID: "w1", Profile: "Work"}, []wire.TabInfo{
 		{ID: 11, URL: "https://mail.example.com/inbox", Title: "Inbox (3) — Example Mail", Shared: true, Attached: true, WindowID: 1},
 		{ID: 12, URL: "https://docs.example.com/d/q3-planning", Title: "Q3 planning — Docs", Shared: true, Attached: true, WindowID: 1},
 		{ID: 13, URL: "https://bank.example.com/", Title: "Online banking", WindowID: 1},
@@ -68,7 +68,7 @@ func TestDashboardScreenshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer work.Close()
-	home, err := Dial(ctx, port, wire.Hello{Browser: "Firefox", BrowserEngine: wire.EngineFirefox, InstanceID: "home", BrowserSessionID: "h1", Profile: "Personal"}, []wire.TabInfo{
+	home, err := Dial(ctx, port, dir, wire.Hello{Browser: "Firefox", BrowserEngine: wire.EngineFirefox, InstanceID: "home", BrowserSessionID: "h1", Profile: "Personal"}, []wire.TabInfo{
 		{ID: 21, URL: "https://travel.example.com/flights?to=LIS", Title: "Flights to Lisbon — Travel", Shared: true, Attached: true, WindowID: 1},
 		{ID: 22, URL: "https://video.example.com/", Title: "Video", WindowID: 1},
 	})
@@ -76,7 +76,7 @@ func TestDashboardScreenshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer home.Close()
-	edge, err := Dial(ctx, port, wire.Hello{Browser: "Edge", BrowserEngine: wire.EngineChromium, InstanceID: "edge", BrowserSessionID: "e1", Profile: "Home"}, []wire.TabInfo{
+	edge, err := Dial(ctx, port, dir, wire.Hello{Browser: "Edge", BrowserEngine: wire.EngineChromium, InstanceID: "edge", BrowserSessionID: "e1", Profile: "Home"}, []wire.TabInfo{
 		{ID: 31, URL: "https://news.example.com/", Title: "News", WindowID: 1},
 	})
 	if err != nil {
