@@ -177,7 +177,7 @@ func benchCall(b *testing.B, cs *mcp.ClientSession, name string, args map[string
 func BenchmarkCompanionRSS(b *testing.B) {
 	r := startDevReins(b)
 	ctx := within(b, setupTimeout)
-	chrome, err := harness.StartChromium(ctx)
+	chrome, err := harness.StartChromium(ctx, harness.WithNativeHost(r.DataDir))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -97,6 +97,7 @@ func (h *Hub) handshake(ctx context.Context, conn frameConn, p peer, release fun
 	if err != nil {
 		return readErr(err)
 	}
+	helloAt := time.Now()
 	f, ok := parseFrame(typ, data)
 	if !ok {
 		return refuse(websocket.StatusPolicyViolation, "frame is not a JSON object", nil)
@@ -150,6 +151,8 @@ func (h *Hub) handshake(ctx context.Context, conn frameConn, p peer, release fun
 		}
 		h.log.Info("browser paired with a code", "browser", hello.Browser, "profile", hello.Profile, "instance", hello.InstanceID)
 	}
+	// From hello to a verified proof: what the handshake adds to a connect.
+	h.log.Debug("link handshake done", "mode", hs.Mode(), "took", time.Since(helloAt), "instance", hello.InstanceID)
 	mu.Lock()
 	closed = true
 	mu.Unlock()

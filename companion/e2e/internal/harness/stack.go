@@ -86,7 +86,9 @@ func StartStack(ctx context.Context) (s *Stack, err error) {
 	if s.Watch, err = s.Reins.Client.Watch(context.WithoutCancel(ctx)); err != nil {
 		return s, err
 	}
-	if s.Chrome, err = StartChromium(ctx); err != nil {
+	// The extension finds the key (and the port) through the native host,
+	// as in a real install.
+	if s.Chrome, err = StartChromium(ctx, WithNativeHost(s.Reins.DataDir)); err != nil {
 		return s, err
 	}
 	if err = s.Chrome.UseCompanionPort(ctx, s.Reins.Port); err != nil {
