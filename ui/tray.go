@@ -25,7 +25,10 @@ type TrayActions struct {
 	// NewOffer is called once per offer id, the first time a State carries
 	// it. The owner decides whether that opens an approval window.
 	NewOffer func(Offer)
-	Quit     func()
+	// PairBrowser shows the window with a pairing code ("Pair a
+	// browser…"); nil opens a new one from the tray itself.
+	PairBrowser func()
+	Quit        func()
 }
 
 // Tray keeps the system tray menu and icon in step with the State.
@@ -233,6 +236,7 @@ func (t *Tray) items(m trayModel) []*fyne.MenuItem {
 	}
 	items = append(items,
 		fyne.NewMenuItem("Connect an agent…", func() { t.openDashboard(ViewAgents) }),
+		fyne.NewMenuItem("Pair a browser…", t.pairBrowser),
 		fyne.NewMenuItemSeparator(),
 	)
 	if t.auto != nil {
@@ -264,6 +268,14 @@ func (t *Tray) openDashboard(v View) {
 	if t.act.OpenDashboard != nil {
 		t.act.OpenDashboard(v)
 	}
+}
+
+func (t *Tray) pairBrowser() {
+	if t.act.PairBrowser != nil {
+		t.act.PairBrowser()
+		return
+	}
+	NewPairBrowser(t.app, t.c).Window().Show()
 }
 
 func (t *Tray) openLiveView(tabID int) {
