@@ -77,21 +77,6 @@ func (im *impostor) seen() []*http.Request {
 // port the data dir records (or the one --port names) sees nothing.
 func TestMCPNeverSendsTheTokenToTheTCPPort(t *testing.T) {
 	im := startImpostor(t)
-	const secret = "reins_secret-token-value"
-	run := func(dir string, stdin io.Reader, stdout io.Writer) (int, string) {
-		var errOut strings.Builder
-		code := Main(Env{
-			Args:  []string{"reins", "mcp", "--data-dir", dir, "--port", strconv.Itoa(im.port)},
-			Stdin: stdin, Stdout: stdout, Stderr: &errOut,
-			Getenv: func(k string) string {
-				if k == "REINS_TOKEN" {
-					return secret
-				}
-				return ""
-			},
-		})
-		return code, errOut.String()
-	}
 
 	t.Run("no companion", func(t *testing.T) {
 		dir := dataDir(t)
@@ -101,9 +86,14 @@ func TestMCPNeverSendsTheTokenToTheTCPPort(t *testing.T) {
 		if err := nativemsg.WritePort(dir, im.port); err != nil {
 			t.Fatal(err)
 		}
-		code, errOut := run(dir, strings.NewReader(""), io.Discard)
-		if code == 0 || !strings.Contains(errOut, "reins is not running") {
-			t.Fatalf("exit %d: %s", code, errOut)
+		var errOut strings.Builder
+		code := Main(Env{
+			Args:  []string{"reins", "mcp", "--data-dir", dir, "--port", strconv.Itoa(im.port)},
+			Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &errOut,
+			Getenv: func(k string) string { return map[string]string{"REINS_TOKEN": "reins_secret-token-value"}[k] },
+		})
+		if code == 0 || !strings.Contains(errOut.String(), "reins is not running") {
+			t.Fatalf("exit %d: %s", code, errOut.String())
 		}
 	})
 
@@ -117,39 +107,47 @@ func TestMCPNeverSendsTheTokenToTheTCPPort(t *testing.T) {
 		if err := nativemsg.WritePort(r.dir, im.port); err != nil {
 			t.Fatal(err)
 		}
-		p := newPipes()
-		done := make(chan int, 1)
-		var errOut strings.Builder
-		go func() {
-			code := Main(Env{
-				Args:  []string{"reins", "mcp", "--data-dir", r.dir, "--port", strconv.Itoa(im.port)},
-				Stdin: p.bridgeIn, Stdout: p.bridgeOut, Stderr: &errOut,
-				Getenv: func(k string) string {
-					if k == "REINS_TOKEN" {
-						return tok
-					}
-					return ""
-				},
-			})
-			p.bridgeOut.Close()
-			done <- code
-		}()
-		cl := sdk.NewClient(&sdk.Implementation{Name: "desktop-client", Version: "1"}, nil)
-		cs, err := cl.Connect(testCtx(t), p.clientSide, nil)
-		if err != nil {
-			t.Fatalf("connect: %v (stderr %q)", err, errOut.String())
-		}
-		if _, err := cs.ListTools(testCtx(t), nil); err != nil {
-			t.Fatal(err)
-		}
-		cs.Close()
-		if code := <-done; code != 0 {
-			t.Fatalf("exit %d: %s", code, errOut.String())
-		}
+		listToolsThroughMCP(t, []string{"--data-dir", r.dir, "--port", strconv.Itoa(im.port)}, map[string]string{"REINS_TOKEN": tok})
 	})
 
 	for _, r := range im.seen() {
 		t.Errorf("the program on the port got %s %s (Authorization %q)", r.Method, r.URL, r.Header.Get("Authorization"))
+	}
+}
+
+// listToolsThroughMCP runs `reins mcp` with args and env, connects an MCP
+// client to its stdio, lists the tools, and closes; the command must then
+// exit 0.
+func listToolsThroughMCP(t *testing.T, args []string, env map[string]string) {
+	t.Helper()
+	p := newPipes()
+	done := make(chan int, 1)
+	var errOut strings.Builder
+	go func() {
+		code := Main(Env{
+			Args:  append([]string{"reins", "mcp"}, args...),
+			Stdin: p.bridgeIn, Stdout: p.bridgeOut, Stderr: &errOut,
+			Getenv: func(k string) string { return env[k] },
+		})
+		p.bridgeOut.Close()
+		done <- code
+	}()
+	cl := sdk.NewClient(&sdk.Implementation{Name: "desktop-client", Version: "1"}, nil)
+	cs, err := cl.Connect(testCtx(t), p.clientSide, nil)
+	if err != nil {
+		t.Fatalf("connect: %v (stderr %q)", err, errOut.String())
+	}
+	if _, err := cs.ListTools(testCtx(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("reins mcp did not exit")
 	}
 }
 
@@ -159,36 +157,8 @@ func TestMCPCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("token from the store", func(t *testing.T) {
-		p := newPipes()
-		done := make(chan int, 1)
-		var errOut strings.Builder
-		go func() {
-			code := Main(Env{
-				// The companion is found through the data dir's admin channel.
-				Args:  []string{"reins", "mcp", "--token-name", "desktop", "--data-dir", r.dir, "--keyring", "file"},
-				Stdin: p.bridgeIn, Stdout: p.bridgeOut, Stderr: &errOut,
-				Getenv: func(string) string { return "" },
-			})
-			p.bridgeOut.Close()
-			done <- code
-		}()
-		cl := sdk.NewClient(&sdk.Implementation{Name: "desktop-client", Version: "1"}, nil)
-		cs, err := cl.Connect(testCtx(t), p.clientSide, nil)
-		if err != nil {
-			t.Fatalf("connect: %v (stderr %q)", err, errOut.String())
-		}
-		if _, err := cs.ListTools(testCtx(t), nil); err != nil {
-			t.Fatal(err)
-		}
-		cs.Close()
-		select {
-		case code := <-done:
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut.String())
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("reins mcp did not exit")
-		}
+		// The companion is found through the data dir's admin channel.
+		listToolsThroughMCP(t, []string{"--token-name", "desktop", "--data-dir", r.dir, "--keyring", "file"}, nil)
 	})
 	tests := []struct {
 		name string

@@ -257,17 +257,9 @@ func (l *wsLink) deliver(id int64, f wire.Frame) {
 }
 
 func (l *wsLink) Notify(event string, params any) error {
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return err
-	}
-	data, err := json.Marshal(wire.Evt{Event: event, Params: raw})
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
-	return l.conn.Write(ctx, websocket.MessageText, data)
+	return writeEvent(ctx, l.conn, event, params)
 }
 
 // Close fails every pending request at once, then sends a close frame.

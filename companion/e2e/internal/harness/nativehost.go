@@ -35,41 +35,32 @@ func nativeHostScript(dir, dataDir string) (string, error) {
 // <user-data-dir>/NativeMessagingHosts, so the test's host is seen by that
 // profile alone and never by a person's browser.
 func writeChromiumHost(userDataDir, script string) error {
-	m, err := json.Marshal(nativemsg.ChromiumManifest{
-		Name:           nativemsg.HostName,
-		Description:    "Reins end-to-end test host",
-		Path:           script,
-		Type:           "stdio",
+	return writeHostManifest(filepath.Join(userDataDir, "NativeMessagingHosts"), nativemsg.ChromiumManifest{
+		Name: nativemsg.HostName, Description: hostDescription, Path: script, Type: "stdio",
 		AllowedOrigins: []string{nativemsg.ChromeOrigin},
 	})
-	if err != nil {
-		return err
-	}
-	hosts := filepath.Join(userDataDir, "NativeMessagingHosts")
-	if err := os.MkdirAll(hosts, 0o700); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(hosts, nativemsg.ManifestFile), m, 0o600)
 }
 
 // writeFirefoxHost registers the host for Firefox under home, where Firefox
 // reads user-level manifests ($HOME/.mozilla/native-messaging-hosts).
 func writeFirefoxHost(home, script string) error {
-	m, err := json.Marshal(nativemsg.FirefoxManifest{
-		Name:              nativemsg.HostName,
-		Description:       "Reins end-to-end test host",
-		Path:              script,
-		Type:              "stdio",
+	return writeHostManifest(filepath.Join(home, ".mozilla", "native-messaging-hosts"), nativemsg.FirefoxManifest{
+		Name: nativemsg.HostName, Description: hostDescription, Path: script, Type: "stdio",
 		AllowedExtensions: []string{nativemsg.FirefoxExtensionID},
 	})
+}
+
+const hostDescription = "Reins end-to-end test host"
+
+func writeHostManifest(dir string, manifest any) error {
+	m, err := json.Marshal(manifest)
 	if err != nil {
 		return err
 	}
-	hosts := filepath.Join(home, ".mozilla", "native-messaging-hosts")
-	if err := os.MkdirAll(hosts, 0o700); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(hosts, nativemsg.ManifestFile), m, 0o600)
+	return os.WriteFile(filepath.Join(dir, nativemsg.ManifestFile), m, 0o600)
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
