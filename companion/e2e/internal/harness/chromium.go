@@ -431,38 +431,34 @@ func (c *Chromium) InWorker(ctx context.Context, fn func(sessionID string) error
 // would only take effect at the next backoff retry, up to 15 s later, and
 // never while another companion holds the default port.
 func (c *Chromium) UseCompanionPort(ctx context.Context, port int) error {
-	return c.inExtensionPage(ctx, "options.html", func(sid string) error {
-		var got int
-		expr := fmt.Sprintf(`(async () => {
-			await chrome.storage.local.set({port: %d});
-			const r = await chrome.runtime.sendMessage({type: 'reconnect'});
-			if (!r || !r.ok) throw new Error('reconnect refused: ' + JSON.stringify(r));
-			return (await chrome.storage.local.get('port')).port;
-		})()`, port)
-		if err := c.Evaluate(ctx, sid, expr, &got); err != nil {
-			return fmt.Errorf("setting the extension's port: %w", err)
-		}
-		if got != port {
-			return fmt.Errorf("storage holds port %d after setting %d", got, port)
-		}
-		return nil
-	})
+	return c.useCompanion(ctx, port, map[string]any{"port": port})
 }
 
 // UseCompanion points the extension at port and gives it a link key, as a
-// pairing would, from its options page: for tests of a browser without the
-// native host, and for pointing it at a fake companion.
+// pairing would: for tests of a browser without the native host, and for
+// pointing it at a fake companion.
 func (c *Chromium) UseCompanion(ctx context.Context, port int, key []byte) error {
+	return c.useCompanion(ctx, port, map[string]any{"port": port, "linkKey": base64.StdEncoding.EncodeToString(key)})
+}
+
+// useCompanion stores items in the extension's storage.local from its
+// options page and sends the worker the reconnect message the page sends
+// on save.
+func (c *Chromium) useCompanion(ctx context.Context, port int, items map[string]any) error {
+	data, err := json.Marshal(items)
+	if err != nil {
+		return err
+	}
 	return c.inExtensionPage(ctx, "options.html", func(sid string) error {
 		var got int
 		expr := fmt.Sprintf(`(async () => {
-			await chrome.storage.local.set({port: %d, linkKey: %q});
+			await chrome.storage.local.set(%s);
 			const r = await chrome.runtime.sendMessage({type: 'reconnect'});
 			if (!r || !r.ok) throw new Error('reconnect refused: ' + JSON.stringify(r));
 			return (await chrome.storage.local.get('port')).port;
-		})()`, port, base64.StdEncoding.EncodeToString(key))
+		})()`, data)
 		if err := c.Evaluate(ctx, sid, expr, &got); err != nil {
-			return fmt.Errorf("setting the extension's port and key: %w", err)
+			return fmt.Errorf("setting the extension's port: %w", err)
 		}
 		if got != port {
 			return fmt.Errorf("storage holds port %d after setting %d", got, port)
