@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -116,16 +117,20 @@ func TestDefaultHelloDeadline(t *testing.T) {
 	t.Logf("closed after %s", time.Since(start).Round(time.Millisecond))
 }
 
-// Sockets in their handshake are capped; the extra one is refused before
-// the upgrade, and an authenticated browser does not take a slot.
+// Sockets in their handshake are capped (16 by default); the extra one is
+// refused before the upgrade, and an authenticated browser does not take a
+// slot.
 func TestUnauthenticatedSocketCap(t *testing.T) {
-	const max = 3
-	changed, notify := changeSignal()
-	e := newEnv(t, hub.Options{MaxUnauthenticated: max, OnChange: notify})
-	for i := range 5 {
-		dial(t, e, hello("inst-"+string(rune('a'+i)), "s"))
+	const max = hub.DefaultMaxUnauthenticated
+	if max != 16 {
+		t.Fatalf("the documented cap is 16, the code says %d", max)
 	}
-	waitFor(t, changed, "five browsers", func() bool { return len(e.hub.Browsers()) == 5 })
+	changed, notify := changeSignal()
+	e := newEnv(t, hub.Options{OnChange: notify})
+	for i := range max + 2 {
+		dial(t, e, hello(fmt.Sprint("inst-", i), "s"))
+	}
+	waitFor(t, changed, "the browsers", func() bool { return len(e.hub.Browsers()) == max+2 })
 
 	var silent []*websocket.Conn
 	for range max {
@@ -142,7 +147,7 @@ func TestUnauthenticatedSocketCap(t *testing.T) {
 	silent[0].CloseNow()
 	waitUnauth(t, e, max-1)
 	dial(t, e, hello("late", "s"))
-	waitFor(t, changed, "the late browser", func() bool { return len(e.hub.Browsers()) == 6 })
+	waitFor(t, changed, "the late browser", func() bool { return len(e.hub.Browsers()) == max+3 })
 }
 
 // waitUnauth waits, with a deadline, until n sockets are in their handshake.
@@ -158,20 +163,24 @@ func waitUnauth(t *testing.T, e *env, n int) {
 	}
 }
 
-// The hub keeps at most MaxRemembered disconnected profiles; the most
-// recent keeps its browser id and public tab ids across a reconnect, the
-// oldest is forgotten.
+// The hub keeps at most MaxRemembered (64 by default) disconnected
+// profiles; the most recent keeps its browser id and public tab ids across
+// a reconnect, the oldest is forgotten.
 func TestRememberedBrowsersArePruned(t *testing.T) {
-	const max = 4
+	const max = hub.DefaultMaxRemembered
+	if max != 64 {
+		t.Fatalf("the documented bound is 64, the code says %d", max)
+	}
 	changed, notify := changeSignal()
-	e := newEnv(t, hub.Options{MaxRemembered: max, OnChange: notify})
+	e := newEnv(t, hub.Options{OnChange: notify})
 	type run struct {
 		browser string
 		tab     int
 	}
 	runs := map[string]run{}
-	for i := range 10 {
-		inst := "inst-" + string(rune('a'+i))
+	last := fmt.Sprint("inst-", max+5)
+	for i := range max + 6 {
+		inst := fmt.Sprint("inst-", i)
 		x := dial(t, e, hello(inst, "s"))
 		x.SendTabs([]wire.TabInfo{{ID: 7, URL: "https://a.test/", Shared: true}})
 		var r run
@@ -196,17 +205,17 @@ func TestRememberedBrowsersArePruned(t *testing.T) {
 			t.Fatalf("after %d browsers the hub remembers %d profiles, %d runs, %d tabs; want at most %d", i+1, inst2, sess, tabs, max)
 		}
 	}
-	x := dial(t, e, hello("inst-j", "s"))
+	x := dial(t, e, hello(last, "s"))
 	x.SendTabs([]wire.TabInfo{{ID: 7, URL: "https://a.test/", Shared: true}})
 	waitFor(t, changed, "the recent browser back with its ids", func() bool {
 		tabs := e.hub.Tabs()
-		return len(tabs) == 1 && tabs[0].BrowserID == runs["inst-j"].browser && tabs[0].ID == runs["inst-j"].tab
+		return len(tabs) == 1 && tabs[0].BrowserID == runs[last].browser && tabs[0].ID == runs[last].tab
 	})
 	x.Kill()
 	waitFor(t, changed, "the browser to leave", func() bool { return len(e.hub.Browsers()) == 0 })
-	y := dial(t, e, hello("inst-a", "s"))
+	y := dial(t, e, hello("inst-0", "s"))
 	waitFor(t, changed, "the forgotten browser", func() bool { return len(e.hub.Browsers()) == 1 })
-	if id := e.hub.Browsers()[0].ID; id == runs["inst-a"].browser {
+	if id := e.hub.Browsers()[0].ID; id == runs["inst-0"].browser {
 		t.Fatalf("the forgotten profile got its old id %s back", id)
 	}
 	y.Kill()
