@@ -390,10 +390,13 @@ func TestReturnAfterCompanionRestart(t *testing.T) {
 	if _, err := w.Until(ctx, func(snap inspect.Snapshot) bool { return len(snap.Browsers) == 1 }); err != nil {
 		t.Fatalf("the extension never came back: %v\n%s", err, harness.Tail(s.Reins.Output(), 30))
 	}
-	up, ok1 := s.Reins.LogTime("companion listening")
-	back, ok2 := s.Reins.LogTime("browser connected")
-	if !ok1 || !ok2 {
-		t.Fatalf("log lines missing:\n%s", harness.Tail(s.Reins.Output(), 30))
+	up, err := s.Reins.WaitLogTime(ctx, "companion listening")
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := s.Reins.WaitLogTime(ctx, "browser connected")
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("the extension was back %s after the restarted companion listened", back.Sub(up))
 }

@@ -203,6 +203,23 @@ func (r *Reins) LogTime(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// WaitLogTime waits until a log line containing s has arrived (the
+// process's output trails what it answers on its sockets) and returns its
+// time.
+func (r *Reins) WaitLogTime(ctx context.Context, s string) (time.Time, error) {
+	next := Backoff()
+	for {
+		if t, ok := r.LogTime(s); ok {
+			return t, nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("no log line %q: %w", s, ctx.Err())
+		case <-time.After(next()):
+		}
+	}
+}
+
 // PID is the reins process id.
 func (r *Reins) PID() int { return r.cmd.Process.Pid }
 
