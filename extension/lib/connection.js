@@ -205,7 +205,6 @@ export class Connection {
       if (frame.kind === 'event' && frame.event === 'auth' && !auth.answered) {
         const answer = await auth.answer(frame.params);
         if (gen !== this.generation) return;
-        auth.answered = true;
         ws.send(JSON.stringify(eventFrame('auth', answer)));
         // Not awaited: frames queued behind this one need not wait for the
         // tabs listing that onReady sends.

@@ -123,6 +123,8 @@ export class LinkHandshake {
     }
     this.ne = nonce ?? randomBytes(NONCE_BYTES);
     this.secret = null;
+    /** The companion proved itself and the extension's proof was made. */
+    this.answered = false;
   }
 
   /** hello's auth field. */
@@ -149,7 +151,9 @@ export class LinkHandshake {
           : `the program on port ${this.port} could not prove it is the Reins app`,
       );
     }
-    return { proof: toBase64(await mac(this.subtle, this.secret, LABEL_EXTENSION, this.port, this.ne, nc)) };
+    const answer = { proof: toBase64(await mac(this.subtle, this.secret, LABEL_EXTENSION, this.port, this.ne, nc)) };
+    this.answered = true;
+    return answer;
   }
 
   /** Code mode: unwraps the delivered link key and checks it. */
