@@ -403,6 +403,22 @@ func TestSystemHello(t *testing.T) {
 	}
 }
 
+// The host never replaces a key: one that others could read is an error
+// until the companion, which replaces it at start, has run.
+func TestSystemLinkKeyExposed(t *testing.T) {
+	dir := shortDir(t)
+	if err := os.WriteFile(filepath.Join(dir, linkauth.KeyFile), make([]byte, linkauth.KeySize), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&System{DataDir: dir}).LinkKey(); !errors.Is(err, linkauth.ErrKeyExposed) {
+		t.Fatalf("LinkKey = %v, want ErrKeyExposed", err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, linkauth.KeyFile))
+	if len(data) != linkauth.KeySize || data[0] != 0 {
+		t.Fatal("the host replaced the key")
+	}
+}
+
 // Launch really starts the binary, with no arguments and (on unix) in a
 // session of its own, so it outlives the host.
 func TestSystemLaunch(t *testing.T) {

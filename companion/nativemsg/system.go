@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,9 +88,14 @@ func (s *System) Running(ctx context.Context) (int, bool) {
 	return st.Port, true
 }
 
-// LinkKey reads, or on the first run creates, the data dir's link key.
+// LinkKey reads the data dir's link key, creating it when Reins never ran
+// (the app then finds it). A key it cannot use is an error, not replaced:
+// only the companion replaces a key, so a running one never holds another.
 func (s *System) LinkKey() ([]byte, error) {
-	k, _, err := linkauth.LoadOrCreate(s.DataDir)
+	k, err := linkauth.Load(s.DataDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		k, _, err = linkauth.LoadOrCreate(s.DataDir)
+	}
 	if err != nil {
 		return nil, err
 	}
