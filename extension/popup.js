@@ -33,7 +33,7 @@ function render() {
   // Pairing: offered when the browser holds no link key, or on request.
   const link = state.link ?? {};
   $('pair').hidden = !(pairAsked || !link.paired || link.error);
-  $('pair-go').disabled = Boolean(link.pairing);
+  // A code being tried can be replaced by another one at any time.
   $('pair-go').textContent = link.pairing ? 'Pairing…' : 'Pair';
   const pairError = $('pair-error');
   pairError.textContent = link.error ? `Pairing failed: ${link.error}. Get a new code from the app.` : '';

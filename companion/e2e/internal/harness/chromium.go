@@ -480,7 +480,7 @@ func (c *Chromium) TypePairingCode(ctx context.Context, code string) error {
 			document.getElementById('pair-code').value = %q;
 			const answered = new Promise((resolve) => {
 				const go = document.getElementById('pair-go');
-				new MutationObserver(() => { if (go.disabled || !document.getElementById('pair-error').hidden) resolve(); })
+				new MutationObserver(() => { if (go.textContent === 'Pairing…' || !document.getElementById('pair-error').hidden) resolve(); })
 					.observe(document.body, {subtree: true, attributes: true, childList: true, characterData: true});
 			});
 			form.requestSubmit();
