@@ -296,6 +296,13 @@ func (b *binding) BlockBrowser(browserID string) error { return b.c.BlockBrowser
 // UnblockBrowser lets a blocked browser profile connect again.
 func (b *binding) UnblockBrowser(instanceID string) error { return b.c.UnblockBrowser(instanceID) }
 
+// PairingCode issues a one-time code that pairs a browser without the
+// native host.
+func (b *binding) PairingCode() (string, time.Time, error) {
+	code, exp := b.c.PairingCode()
+	return code, exp, nil
+}
+
 func blockedBrowsers(in []companion.BlockedBrowser) []ui.BlockedBrowser {
 	out := make([]ui.BlockedBrowser, 0, len(in))
 	for _, x := range in {

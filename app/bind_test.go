@@ -28,6 +28,7 @@ type bound struct {
 	b      *binding
 	tokens *tokens.Manager
 	port   int
+	dir    string
 	states <-chan ui.State
 }
 
@@ -65,7 +66,7 @@ func startBound(t *testing.T) *bound {
 			defer stop()
 			c.Shutdown(ctx)
 		})
-		return &bound{c: c, b: b, tokens: tm, port: port, states: states}
+		return &bound{c: c, b: b, tokens: tm, port: port, dir: dir, states: states}
 	}
 }
 
@@ -92,7 +93,7 @@ func (e *bound) wait(t *testing.T, what string, ok func(ui.State) bool) ui.State
 
 func (e *bound) browser(t *testing.T, hello wire.Hello, tabs []wire.TabInfo) *desktoptest.Browser {
 	t.Helper()
-	br, err := desktoptest.Dial(testCtx(t), e.port, hello, tabs)
+	br, err := desktoptest.Dial(testCtx(t), e.port, e.dir, hello, tabs)
 	if err != nil {
 		t.Fatal(err)
 	}

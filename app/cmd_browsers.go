@@ -10,10 +10,11 @@ import (
 	"github.com/reinshq/reins/companion/admin"
 )
 
-const browsersUsage = "usage: reins browsers | reins browsers block ID | reins browsers unblock INSTANCE"
+const browsersUsage = "usage: reins browsers | reins browsers block ID | reins browsers unblock INSTANCE | reins browsers code"
 
 // runBrowsers is `reins browsers`: the connected browsers and the blocked
-// profiles, and blocking or unblocking one, on the running companion.
+// profiles, blocking or unblocking one, and a one-time code that pairs a
+// browser without the native host, on the running companion.
 func runBrowsers(env Env, args []string) error {
 	return adminCall(env, "browsers", args, browsersUsage, func(ctx context.Context, c *admin.Client, pos []string) error {
 		switch {
@@ -28,6 +29,14 @@ func runBrowsers(env Env, args []string) error {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "blocked browser %s; its profile is refused until reins browsers unblock\n", pos[1])
+			return nil
+		case len(pos) == 1 && pos[0] == "code":
+			pc, err := c.PairingCode(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "pairing code: %s\n", pc.Code)
+			fmt.Fprintf(env.Stdout, "type it in the Reins extension's popup (Pair with a code) before %s; it works once\n", pc.Expires.Local().Format("15:04:05"))
 			return nil
 		case len(pos) == 2 && pos[0] == "unblock":
 			if err := c.UnblockBrowser(ctx, pos[1]); err != nil {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ func TestBrowsersCommandBlocksAndUnblocks(t *testing.T) {
 	r := startCompanion(t)
 	x, err := hubtest.Dial(testCtx(t), "ws://127.0.0.1:"+strconv.Itoa(r.port)+"/", wire.Hello{
 		Version: 3, Browser: "Chrome", BrowserEngine: wire.EngineChromium, Profile: "Work", InstanceID: "prof-1", BrowserSessionID: "s",
-	}, hubtest.Options{})
+	}, hubtest.Options{DataDir: r.dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,5 +60,24 @@ func TestBrowsersCommandBlocksAndUnblocks(t *testing.T) {
 	}
 	if code, _, errOut := run(t, nil, "browsers", "frob", "--data-dir", r.dir); code == 0 || !strings.Contains(errOut, browsersUsage) {
 		t.Fatalf("a wrong subcommand: %d %q", code, errOut)
+	}
+}
+
+// `reins browsers code` prints a code that pairs a browser once.
+func TestBrowsersCode(t *testing.T) {
+	r := startCompanion(t)
+	code, out, errOut := run(t, nil, "browsers", "code", "--data-dir", r.dir)
+	m := regexp.MustCompile(`pairing code: ([0-9A-Z]{5}-[0-9A-Z]{5})\n`).FindStringSubmatch(out)
+	if code != 0 || m == nil || !strings.Contains(out, "it works once") {
+		t.Fatalf("browsers code: %d %q %q", code, out, errOut)
+	}
+	url := "ws://127.0.0.1:" + strconv.Itoa(r.port) + "/"
+	x, err := hubtest.Dial(testCtx(t), url, wire.Hello{Version: 3, InstanceID: "store", BrowserSessionID: "s"}, hubtest.Options{Code: m[1]})
+	if err != nil {
+		t.Fatalf("pairing with the printed code: %v", err)
+	}
+	x.Kill()
+	if _, err := hubtest.Dial(testCtx(t), url, wire.Hello{Version: 3, InstanceID: "store", BrowserSessionID: "s"}, hubtest.Options{Code: m[1]}); err == nil {
+		t.Fatal("the code paired twice")
 	}
 }

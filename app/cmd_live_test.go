@@ -19,7 +19,7 @@ func TestLivePrintsAOneTimeLink(t *testing.T) {
 	defer stop()
 	x, err := hubtest.Dial(testCtx(t), "ws://127.0.0.1:"+strconv.Itoa(r.port)+"/", wire.Hello{
 		Version: 3, ExtensionVersion: "test", BrowserEngine: wire.EngineChromium, InstanceID: "i", BrowserSessionID: "s",
-	}, hubtest.Options{})
+	}, hubtest.Options{DataDir: r.dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,8 +21,9 @@ import (
 // Browsers add arguments a manifest cannot change: Chromium the caller's
 // origin (and --parent-window=N on Windows), Firefox the manifest path and
 // the add-on id. They are accepted and ignored: the browser has already
-// checked the caller against the manifest's allowed list, and the host
-// hands out nothing but the port and a launch of the tray app.
+// checked the caller against the manifest's allowed list, which is what
+// makes it safe to hand the caller the link key. Besides the key the host
+// gives out the port and a launch of the tray app.
 func runNativeHost(env Env, args []string) error {
 	fs := flag.NewFlagSet("native-host", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)

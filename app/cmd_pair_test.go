@@ -45,7 +45,7 @@ func TestPairAndBackendsCommands(t *testing.T) {
 	r := startCompanion(t)
 	be := operatortest.New("backend-secret", "")
 	defer be.Close()
-	x, err := hubtest.Dial(testCtx(t), "ws://127.0.0.1:"+strconv.Itoa(r.port)+"/", wire.Hello{Version: 3, InstanceID: "i", BrowserSessionID: "s"}, hubtest.Options{})
+	x, err := hubtest.Dial(testCtx(t), "ws://127.0.0.1:"+strconv.Itoa(r.port)+"/", wire.Hello{Version: 3, InstanceID: "i", BrowserSessionID: "s"}, hubtest.Options{DataDir: r.dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/reinshq/reins/app/clients"
 	"github.com/reinshq/reins/app/osenv"
+	"github.com/reinshq/reins/companion/nativemsg"
 	"github.com/reinshq/reins/companion/tokens"
 )
 
@@ -192,7 +193,7 @@ func (k *connector) entryAgent(entry any) string {
 func mcpURLFor(common Common) string {
 	port := common.Port
 	if port == 0 {
-		port = runningPort(common.DataDir)
+		port = nativemsg.ReadPort(common.DataDir)
 	}
 	return "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
 }

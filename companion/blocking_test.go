@@ -58,13 +58,13 @@ func waitBrowsers(t *testing.T, c *companion.Companion, n int) []hub.BrowserInfo
 	}
 }
 
-func dialExt(t *testing.T, port int, instance string) *hubtest.Ext {
+func dialExt(t *testing.T, dir string, port int, instance string) *hubtest.Ext {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	x, err := hubtest.Dial(ctx, "ws://127.0.0.1:"+strconv.Itoa(port)+"/", wire.Hello{
 		Version: 3, Browser: "Chrome", BrowserEngine: wire.EngineChromium, Profile: "Work", InstanceID: instance, BrowserSessionID: "s1",
-	}, hubtest.Options{})
+	}, hubtest.Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func dialExt(t *testing.T, port int, instance string) *hubtest.Ext {
 func TestBlockedBrowserStaysOutUntilUnblocked(t *testing.T) {
 	dir := t.TempDir()
 	c, port := startOn(t, dir)
-	x := dialExt(t, port, "profile-1")
+	x := dialExt(t, dir, port, "profile-1")
 	bs := waitBrowsers(t, c, 1)
 
 	if err := c.BlockBrowser("b404"); err == nil {
@@ -95,11 +95,11 @@ func TestBlockedBrowserStaysOutUntilUnblocked(t *testing.T) {
 	if len(blocked) != 1 || blocked[0].InstanceID != "profile-1" || blocked[0].Name != bs[0].Name || blocked[0].Since.IsZero() {
 		t.Fatalf("blocked list %+v", blocked)
 	}
-	if got := dialExt(t, port, "profile-1").CloseStatus(); got != hub.StatusRefused {
+	if got := dialExt(t, dir, port, "profile-1").CloseStatus(); got != hub.StatusRefused {
 		t.Fatalf("the blocked profile reconnecting: close status %v, want %v", got, hub.StatusRefused)
 	}
 	// Another profile of the same browser is not affected.
-	dialExt(t, port, "profile-2")
+	dialExt(t, dir, port, "profile-2")
 	waitBrowsers(t, c, 1)
 
 	// Across a restart, from settings.json.
@@ -109,7 +109,7 @@ func TestBlockedBrowserStaysOutUntilUnblocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, port2 := startOn(t, dir)
-	if got := dialExt(t, port2, "profile-1").CloseStatus(); got != hub.StatusRefused {
+	if got := dialExt(t, dir, port2, "profile-1").CloseStatus(); got != hub.StatusRefused {
 		t.Fatalf("after a restart the blocked profile got close status %v, want %v", got, hub.StatusRefused)
 	}
 	if err := again.UnblockBrowser("no-such-profile"); err == nil {
@@ -121,6 +121,6 @@ func TestBlockedBrowserStaysOutUntilUnblocked(t *testing.T) {
 	if n := len(again.BlockedBrowsers()); n != 0 {
 		t.Fatalf("%d blocked after unblocking", n)
 	}
-	dialExt(t, port2, "profile-1")
+	dialExt(t, dir, port2, "profile-1")
 	waitBrowsers(t, again, 1)
 }

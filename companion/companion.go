@@ -22,6 +22,8 @@ import (
 	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/edge"
 	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/internal/httpbound"
+	"github.com/reinshq/reins/companion/linkauth"
 	"github.com/reinshq/reins/companion/live"
 	"github.com/reinshq/reins/companion/mcp"
 	"github.com/reinshq/reins/companion/operator"
@@ -129,6 +131,11 @@ type Companion struct {
 	operators *operator.Manager
 	live      *live.Server
 
+	// The link handshake: every extension proves the link key, or a
+	// pairing code the person read from the app, before it is attached.
+	linkAuth *linkauth.Server
+	limits   httpbound.Limits
+
 	mu       sync.Mutex
 	subs     map[int]chan struct{}
 	nextSub  int
@@ -155,16 +162,26 @@ func New(cfg Config) (*Companion, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
-	c := &Companion{cfg: cfg, log: cfg.Logger, subs: map[int]chan struct{}{}}
+	c := &Companion{cfg: cfg, log: cfg.Logger, subs: map[int]chan struct{}{}, limits: httpbound.Default}
 	if err := c.loadSettings(); err != nil {
 		return nil, err
 	}
+	key, replaced, err := linkauth.LoadOrCreate(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if replaced {
+		c.log.Warn("the link key was replaced because others could read it or it was damaged; browsers fetch the new one from the native host, or pair again with a code",
+			"file", filepath.Join(cfg.DataDir, linkauth.KeyFile))
+	}
+	c.linkAuth = linkauth.NewServer(key, linkauth.NewCodes(nil))
 	c.hub = hub.New(hub.Options{
 		Logger:         cfg.Logger,
 		RequestTimeout: cfg.RequestTimeout,
 		OnChange:       c.changed,
 		OnPairOffer:    c.parkOffer,
 		Admit:          c.admit,
+		Auth:           c.linkAuth,
 	})
 	// The engine drives the hub's browsers for MCP agents and paired
 	// backends; c.CheckPaused is how the tray's Pause reaches every call.
@@ -241,6 +258,16 @@ func (c *Companion) extensionIDs() []string {
 	return append([]string{ExtensionID}, c.cfg.ExtensionIDs...)
 }
 
+// PairingCode issues the one-time code a browser without the native host
+// pairs with (the tray's "Pair a browser…", `reins browsers code`): valid
+// for linkauth.CodeTTL, burned by the first handshake that uses it, and
+// replacing any code issued before.
+func (c *Companion) PairingCode() (code string, expires time.Time) {
+	code, expires = c.linkAuth.Codes().Issue()
+	c.log.Info("pairing code issued", "expires", expires.Format(time.RFC3339))
+	return code, expires
+}
+
 // Hub is the browser hub.
 func (c *Companion) Hub() *hub.Hub { return c.hub }
 
@@ -274,11 +301,9 @@ func (c *Companion) Start() error {
 	if c.operators != nil {
 		c.operators.Start()
 	}
-	c.srv = &http.Server{
-		Handler:           c.edge,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(c.log.Handler(), slog.LevelDebug),
-	}
+	// Headers, bodies and idle connections are bounded; WebSockets and
+	// event streams are not, since they live as long as their peer.
+	c.srv = c.limits.Server(c.edge, c.log)
 	go func() {
 		if err := c.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
 			c.log.Error("server stopped", "err", err)
@@ -318,11 +343,12 @@ func (c *Companion) Shutdown(ctx context.Context) error {
 		c.watchStop()
 		<-c.watchDone
 	}
+	// Before the HTTP server and the admin channel: open SSE streams would
+	// hold their Shutdown.
+	c.mcp.Close()
 	if c.admin != nil {
 		c.admin.Close(ctx)
 	}
-	// Before the HTTP server: open SSE streams would hold its Shutdown.
-	c.mcp.Close()
 	if c.engine != nil {
 		c.engine.Close()
 	}
@@ -505,6 +531,8 @@ func (c *Companion) startAdmin() error {
 		LiveViewOpenURL: c.LiveViewOpenURL,
 		Pairing:         c,
 		Browsers:        adminBrowsers{c},
+		PairingCode:     c.PairingCode,
+		MCP:             c.mcp,
 		Logger:          c.log,
 	}), c.log)
 	return nil

@@ -21,9 +21,9 @@ import (
 
 // startPairingCompanion runs a companion with a file token store on a
 // random port, stopped when the test ends.
-func startPairingCompanion(t *testing.T) (*companion.Companion, int) {
+func startPairingCompanion(t *testing.T) (c *companion.Companion, port int, dir string) {
 	t.Helper()
-	dir := t.TempDir()
+	dir = t.TempDir()
 	tm, err := tokens.Open(dir, tokens.KeyringFile)
 	if err != nil {
 		t.Fatal(err)
@@ -32,9 +32,9 @@ func startPairingCompanion(t *testing.T) (*companion.Companion, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
+	port = ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	c, err := companion.New(companion.Config{Port: port, DataDir: dir, Tokens: tm, NoAdmin: true,
+	c, err = companion.New(companion.Config{Port: port, DataDir: dir, Tokens: tm, NoAdmin: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -47,18 +47,18 @@ func startPairingCompanion(t *testing.T) (*companion.Companion, int) {
 		defer cancel()
 		c.Shutdown(ctx)
 	})
-	return c, port
+	return c, port, dir
 }
 
 // The attack over a real socket: a browser floods the companion with pair
 // offers, each of which would open a window in front of the person. At most
 // pairing.MaxParked wait, and each names the browser profile that relayed it.
 func TestOfferFloodIsBounded(t *testing.T) {
-	c, port := startPairingCompanion(t)
+	c, port, dir := startPairingCompanion(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	x, err := hubtest.Dial(ctx, "ws://127.0.0.1:"+strconv.Itoa(port)+"/",
-		wire.Hello{Version: 3, InstanceID: "i", BrowserSessionID: "s", Browser: "Chrome", Profile: "Work"}, hubtest.Options{})
+		wire.Hello{Version: 3, InstanceID: "i", BrowserSessionID: "s", Browser: "Chrome", Profile: "Work"}, hubtest.Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +95,11 @@ func TestOfferFloodIsBounded(t *testing.T) {
 // An approved backend's commands run through the real tool engine, and the
 // tray's Pause stops them like any agent's.
 func TestBackendCommandsObeyPause(t *testing.T) {
-	c, port := startPairingCompanion(t)
+	c, port, dir := startPairingCompanion(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	x, err := hubtest.Dial(ctx, "ws://127.0.0.1:"+strconv.Itoa(port)+"/", wire.Hello{Version: 3, InstanceID: "i", BrowserSessionID: "s"}, hubtest.Options{})
+	x, err := hubtest.Dial(ctx, "ws://127.0.0.1:"+strconv.Itoa(port)+"/", wire.Hello{Version: 3, InstanceID: "i", BrowserSessionID: "s"}, hubtest.Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

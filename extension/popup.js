@@ -1,5 +1,6 @@
-// The toolbar popup: connection state, share/stop sharing for the current
-// tab, the shared tab list and the management grant.
+// The toolbar popup: connection state, pairing with a code (for a browser
+// without the native host), share/stop sharing for the current tab, the
+// shared tab list and the management grant.
 
 import { connectionText } from './lib/status.js';
 
@@ -7,6 +8,7 @@ const $ = (id) => document.getElementById(id);
 let activeTabId = null;
 let state = null;
 let ticker = null;
+let pairAsked = false;
 
 async function ask(msg) {
   const answer = await chrome.runtime.sendMessage({ ...msg, tabId: msg.tabId ?? activeTabId });
@@ -27,6 +29,15 @@ function render() {
   clearInterval(ticker);
   // Only the countdown needs a clock; everything else waits for the worker's news.
   if (state.connection.state === 'waiting') ticker = setInterval(paint, 1000);
+
+  // Pairing: offered when the browser holds no link key, or on request.
+  const link = state.link ?? {};
+  $('pair').hidden = !(pairAsked || !link.paired || link.error);
+  // A code being tried can be replaced by another one at any time.
+  $('pair-go').textContent = link.pairing ? 'Pairing…' : 'Pair';
+  const pairError = $('pair-error');
+  pairError.textContent = link.error ? `Pairing failed: ${link.error}. Get a new code from the app.` : '';
+  pairError.hidden = !link.error;
 
   const offer = $('offer');
   if (state.offer) {
@@ -116,6 +127,26 @@ $('management').addEventListener('click', async () => {
     showError(err);
   }
   refresh();
+});
+
+$('pair').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const el = $('pair-error');
+  try {
+    state = await ask({ type: 'pair.code', code: $('pair-code').value });
+    $('pair-code').value = '';
+    render();
+  } catch (err) {
+    el.textContent = err.message;
+    el.hidden = false;
+  }
+});
+
+$('pair-show').addEventListener('click', (e) => {
+  e.preventDefault();
+  pairAsked = true;
+  render();
+  $('pair-code').focus();
 });
 
 $('options').addEventListener('click', (e) => {

@@ -43,6 +43,10 @@ type Companion interface {
 	// its extension until UnblockBrowser (by the profile's instance id).
 	BlockBrowser(browserID string) error
 	UnblockBrowser(instanceID string) error
+	// PairingCode issues the one-time code that pairs a browser without
+	// the native host, and says until when it works. A new code replaces
+	// the previous one.
+	PairingCode() (code string, expires time.Time, err error)
 }
 
 // Autostart controls whether Reins starts at login. It is not part of the

@@ -152,6 +152,21 @@ func (f *fakeCompanion) LiveViewURL(tabID int) (string, error) {
 	return fmt.Sprintf("http://127.0.0.1:47100/live/%d?ticket=t%d", tabID, tabID), nil
 }
 
+func (f *fakeCompanion) PairingCode() (string, time.Time, error) {
+	if err := f.record("PairingCode()"); err != nil {
+		return "", time.Time{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.calls {
+		if c == "PairingCode()" {
+			n++
+		}
+	}
+	return fmt.Sprintf("ABCDE-FGH%02d", n)[:11], time.Now().Add(5 * time.Minute), nil
+}
+
 type fakeAutostart struct {
 	on   bool
 	sets []bool

@@ -27,6 +27,9 @@ type TrayActions struct {
 	NewOffer func(Offer)
 	// OpenGuide shows the first-run guide ("Set up…"); nil: no such item.
 	OpenGuide func()
+	// PairBrowser shows the window with a pairing code ("Pair a
+	// browser…"); nil opens a new one from the tray itself.
+	PairBrowser func()
 	// SetTooltip sets the tray icon's tooltip, where the platform shows
 	// one.
 	SetTooltip func(string)
@@ -258,6 +261,7 @@ func (t *Tray) items(m trayModel) []*fyne.MenuItem {
 	}
 	items = append(items,
 		fyne.NewMenuItem("Connect an agent…", func() { t.openDashboard(ViewAgents) }),
+		fyne.NewMenuItem("Pair a browser…", t.pairBrowser),
 		fyne.NewMenuItemSeparator(),
 	)
 	if t.auto != nil {
@@ -289,6 +293,14 @@ func (t *Tray) openDashboard(v View) {
 	if t.act.OpenDashboard != nil {
 		t.act.OpenDashboard(v)
 	}
+}
+
+func (t *Tray) pairBrowser() {
+	if t.act.PairBrowser != nil {
+		t.act.PairBrowser()
+		return
+	}
+	NewPairBrowser(t.app, t.c).Window().Show()
 }
 
 func (t *Tray) openLiveView(tabID int) {

@@ -74,7 +74,7 @@ func TestTrayMenu(t *testing.T) {
 	want := []string{
 		"2 agents · 3 browsers · 3 shared tabs", "---",
 		"Pause automation", "---",
-		"Open dashboard", "Live view", "Connect an agent…", "---",
+		"Open dashboard", "Live view", "Connect an agent…", "Pair a browser…", "---",
 		"Start at login", "---",
 		"Quit",
 	}

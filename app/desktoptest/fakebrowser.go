@@ -35,13 +35,14 @@ type Browser struct {
 }
 
 // Dial connects a fake browser to the companion on 127.0.0.1:port with the
-// extension's origin, sends hello and then its tabs.
-func Dial(ctx context.Context, port int, hello wire.Hello, tabs []wire.TabInfo) (*Browser, error) {
+// extension's origin, proves the link key of the companion's data dir as
+// the extension does, sends hello and then its tabs.
+func Dial(ctx context.Context, port int, dataDir string, hello wire.Hello, tabs []wire.TabInfo) (*Browser, error) {
 	if hello.Version == 0 {
 		hello.Version = wire.ProtocolVersion
 	}
 	x, err := hubtest.Dial(ctx, "ws://127.0.0.1:"+strconv.Itoa(port)+"/", hello,
-		hubtest.Options{Origin: "chrome-extension://" + companion.ExtensionID})
+		hubtest.Options{Origin: "chrome-extension://" + companion.ExtensionID, DataDir: dataDir})
 	if err != nil {
 		return nil, fmt.Errorf("connecting a fake browser: %w", err)
 	}

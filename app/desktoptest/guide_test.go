@@ -75,7 +75,7 @@ func TestFirstRunGuide(t *testing.T) {
 	// The extension's hello: steps 2 and 3 turn green.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*Deadline)
 	defer cancel()
-	br, err := Dial(ctx, port, wire.Hello{Browser: "Chrome", BrowserEngine: wire.EngineChromium, InstanceID: "work", BrowserSessionID: "w1", Profile: "Work"}, nil)
+	br, err := Dial(ctx, port, dir, wire.Hello{Browser: "Chrome", BrowserEngine: wire.EngineChromium, InstanceID: "work", BrowserSessionID: "w1", Profile: "Work"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

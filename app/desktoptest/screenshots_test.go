@@ -59,7 +59,7 @@ func TestDashboardScreenshots(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*Deadline)
 	defer cancel()
 
-	work, err := Dial(ctx, port, wire.Hello{Browser: "Chrome", BrowserEngine: wire.EngineChromium, InstanceID: "work", BrowserSessionID: "w1", Profile: "Work"}, []wire.TabInfo{
+	work, err := Dial(ctx, port, dir, wire.Hello{Browser: "Chrome", BrowserEngine: wire.EngineChromium, InstanceID: "work", BrowserSessionID: "w1", Profile: "Work"}, []wire.TabInfo{
 		{ID: 11, URL: "https://mail.example.com/inbox", Title: "Inbox (3) — Example Mail", Shared: true, Attached: true, WindowID: 1},
 		{ID: 12, URL: "https://docs.example.com/d/q3-planning", Title: "Q3 planning — Docs", Shared: true, Attached: true, WindowID: 1},
 		{ID: 13, URL: "https://bank.example.com/", Title: "Online banking", WindowID: 1},
@@ -68,7 +68,7 @@ func TestDashboardScreenshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer work.Close()
-	home, err := Dial(ctx, port, wire.Hello{Browser: "Firefox", BrowserEngine: wire.EngineFirefox, InstanceID: "home", BrowserSessionID: "h1", Profile: "Personal"}, []wire.TabInfo{
+	home, err := Dial(ctx, port, dir, wire.Hello{Browser: "Firefox", BrowserEngine: wire.EngineFirefox, InstanceID: "home", BrowserSessionID: "h1", Profile: "Personal"}, []wire.TabInfo{
 		{ID: 21, URL: "https://travel.example.com/flights?to=LIS", Title: "Flights to Lisbon — Travel", Shared: true, Attached: true, WindowID: 1},
 		{ID: 22, URL: "https://video.example.com/", Title: "Video", WindowID: 1},
 	})
@@ -76,7 +76,7 @@ func TestDashboardScreenshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer home.Close()
-	edge, err := Dial(ctx, port, wire.Hello{Browser: "Edge", BrowserEngine: wire.EngineChromium, InstanceID: "edge", BrowserSessionID: "e1", Profile: "Home"}, []wire.TabInfo{
+	edge, err := Dial(ctx, port, dir, wire.Hello{Browser: "Edge", BrowserEngine: wire.EngineChromium, InstanceID: "edge", BrowserSessionID: "e1", Profile: "Home"}, []wire.TabInfo{
 		{ID: 31, URL: "https://news.example.com/", Title: "News", WindowID: 1},
 	})
 	if err != nil {
@@ -110,10 +110,7 @@ func TestDashboardScreenshots(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	clickAllow(t, d, d.window(t, "pairing request$"))
-	if _, err := be.WaitConnected(Deadline); err != nil {
-		t.Fatalf("the approved backend did not connect: %v", err)
-	}
+	approve(t, d, d.window(t, "pairing request$"), "pairing request$", be)
 	id, err := be.Send("tabs_create_mcp", map[string]any{})
 	if err != nil {
 		t.Fatal(err)
@@ -173,6 +170,32 @@ func clickAllow(t *testing.T, d *desktop, win string) {
 	t.Helper()
 	w, h := geometry(t, d, win)
 	d.x(t, "xdotool", "mousemove", "--window", win, strconv.Itoa(w-45), strconv.Itoa(h-26), "click", "1")
+}
+
+// approve clicks Allow until the backend connects. Allow ignores clicks for
+// its first second on screen (against clickjacking) and X has no event for
+// a button becoming active, so a click that came too early is made again
+// while the window is still there.
+func approve(t *testing.T, d *desktop, win, pattern string, be *operatortest.Backend) {
+	t.Helper()
+	end := time.Now().Add(Deadline)
+	for {
+		clickAllow(t, d, win)
+		if _, err := be.WaitConnected(500 * time.Millisecond); err == nil {
+			return
+		}
+		wins := d.windows(t, pattern)
+		if len(wins) == 0 {
+			break // answered: the connection is on its way
+		}
+		if time.Now().After(end) {
+			t.Fatal("the approval window never took Allow")
+		}
+		win = wins[0]
+	}
+	if _, err := be.WaitConnected(Deadline); err != nil {
+		t.Fatalf("the approved backend did not connect: %v", err)
+	}
 }
 
 func portFree(port int) bool {

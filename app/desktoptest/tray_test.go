@@ -17,13 +17,14 @@ func TestTrayMenuOverDBus(t *testing.T) {
 	d := newDesktop(t)
 	pnl := newPanel(t, d.bus)
 	port := freePort(t)
-	p := d.startReins(t, shortDir(t), port, []string{"--keyring", "file"})
+	dir := shortDir(t)
+	p := d.startReins(t, dir, port, []string{"--keyring", "file"})
 	p.waitMCP()
 	icon := pnl.waitItem(t).sender
 
 	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
 	defer cancel()
-	br, err := Dial(ctx, port, wire.Hello{Browser: "Chrome", BrowserEngine: wire.EngineChromium, InstanceID: "i1", BrowserSessionID: "s1", Profile: "Work"},
+	br, err := Dial(ctx, port, dir, wire.Hello{Browser: "Chrome", BrowserEngine: wire.EngineChromium, InstanceID: "i1", BrowserSessionID: "s1", Profile: "Work"},
 		[]wire.TabInfo{{ID: 5, URL: "https://mail.example/", Title: "Inbox", Shared: true, WindowID: 1}})
 	if err != nil {
 		t.Fatal(err)

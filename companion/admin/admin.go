@@ -12,7 +12,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
+
+	"github.com/reinshq/reins/companion/internal/httpbound"
 )
 
 // ErrNotRunning means no companion answers on the admin channel of a data
@@ -38,14 +39,9 @@ func Serve(ln net.Listener, h http.Handler, log *slog.Logger) *Server {
 	}
 	s := &Server{
 		ln: ln,
-		srv: &http.Server{
-			Handler: h,
-			// The peer is a local CLI; a stuck one must not hold a
-			// connection forever.
-			ReadHeaderTimeout: 10 * time.Second,
-			ReadTimeout:       30 * time.Second,
-			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-		},
+		// The peer is a local CLI; a stuck one must not hold a connection
+		// forever, and `reins mcp`'s event stream must live as long as it.
+		srv:  httpbound.Default.Server(h, log),
 		done: make(chan struct{}),
 	}
 	go func() {

@@ -110,6 +110,7 @@ func TestRouteTable(t *testing.T) {
 		"POST /v1/show-dashboard", "GET /v1/pair", "POST /v1/pair/{id}/approve", "POST /v1/pair/{id}/deny",
 		"GET /v1/backends", "DELETE /v1/backends/{id}", "POST /v1/live/{tab}",
 		"GET /v1/browsers", "POST /v1/browsers/{id}/block", "DELETE /v1/blocked/{instance}",
+		"POST /v1/browsers/code", "/mcp",
 	} {
 		if !slices.Contains(got, want) {
 			t.Errorf("route %q missing from %v", want, got)

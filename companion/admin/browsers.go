@@ -96,6 +96,13 @@ func (c *Client) BlockBrowser(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodPost, "/v1/browsers/"+url.PathEscape(id)+"/block", nil, nil)
 }
 
+// PairingCode asks the running companion for a one-time pairing code.
+func (c *Client) PairingCode(ctx context.Context) (PairingCode, error) {
+	var out PairingCode
+	err := c.do(ctx, http.MethodPost, "/v1/browsers/code", nil, &out)
+	return out, err
+}
+
 // UnblockBrowser lets a blocked profile connect again.
 func (c *Client) UnblockBrowser(ctx context.Context, instanceID string) error {
 	return c.do(ctx, http.MethodDelete, "/v1/blocked/"+url.PathEscape(instanceID), nil, nil)

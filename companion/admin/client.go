@@ -23,16 +23,29 @@ type Client struct {
 	hc *http.Client
 }
 
-// NewClient returns a client for dataDir's admin channel. It connects lazily;
-// a call returns an error wrapping ErrNotRunning when nothing answers.
-func NewClient(dataDir string) *Client {
-	tr := &http.Transport{
+// URL is the base of every request on the admin channel. Its host is a
+// placeholder: Transport always dials the channel.
+const URL = "http://reins-admin"
+
+// Transport carries HTTP requests over dataDir's admin channel, whatever
+// their URL's host, for clients of its routes other than Client (`reins
+// mcp` speaks MCP to /mcp through it). A dial that finds nothing wraps
+// ErrNotRunning.
+func Transport(dataDir string) *http.Transport {
+	return &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return dial(ctx, dataDir)
 		},
-		// One request per CLI run; idle connections would only outlive it.
-		DisableKeepAlives: true,
+		Proxy: nil,
 	}
+}
+
+// NewClient returns a client for dataDir's admin channel. It connects lazily;
+// a call returns an error wrapping ErrNotRunning when nothing answers.
+func NewClient(dataDir string) *Client {
+	tr := Transport(dataDir)
+	// One request per CLI run; idle connections would only outlive it.
+	tr.DisableKeepAlives = true
 	return &Client{hc: &http.Client{Transport: tr}}
 }
 
@@ -110,8 +123,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		}
 		body = bytes.NewReader(data)
 	}
-	// The host is a placeholder: the transport always dials the channel.
-	req, err := http.NewRequestWithContext(ctx, method, "http://reins-admin"+path, body)
+	req, err := http.NewRequestWithContext(ctx, method, URL+path, body)
 	if err != nil {
 		return err
 	}

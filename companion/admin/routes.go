@@ -44,7 +44,14 @@ type Options struct {
 	// Browsers lists, blocks and unblocks browser profiles
 	// (`reins browsers`).
 	Browsers Browsers
-	Logger   *slog.Logger
+	// PairingCode issues the one-time code a browser without the native
+	// host pairs with (`reins browsers code`).
+	PairingCode func() (code string, expires time.Time)
+	// MCP is the companion's /mcp, with its own bearer check: `reins mcp`
+	// reaches it here, where only this user can connect, and so never
+	// hands its token to whatever listens on the TCP port.
+	MCP    http.Handler
+	Logger *slog.Logger
 }
 
 // handler answers one admin request with a JSON-encodable value or an error
@@ -52,27 +59,31 @@ type Options struct {
 type handler func(r *http.Request) (any, error)
 
 // routes is the admin channel's one route table. Adding a command is one
-// entry here and, when it needs the companion, one Options field.
-func (h *Handler) routes() map[string]handler {
-	return map[string]handler{
-		"GET /v1/status": h.status,
+// entry here and, when it needs the companion, one Options field. Every
+// route but /mcp answers JSON through serve.
+func (h *Handler) routes() map[string]http.Handler {
+	return map[string]http.Handler{
+		"GET /v1/status": h.serve(h.status),
 
-		"GET /v1/tokens":           h.listTokens,
-		"POST /v1/tokens":          h.issueToken,
-		"DELETE /v1/tokens/{name}": h.revokeToken,
+		"GET /v1/tokens":           h.serve(h.listTokens),
+		"POST /v1/tokens":          h.serve(h.issueToken),
+		"DELETE /v1/tokens/{name}": h.serve(h.revokeToken),
 
-		"POST /v1/show-dashboard": h.showDashboard,
+		"POST /v1/show-dashboard": h.serve(h.showDashboard),
 
-		"GET /v1/pair":               h.listOffers,
-		"POST /v1/pair/{id}/approve": h.approveOffer,
-		"POST /v1/pair/{id}/deny":    h.denyOffer,
-		"GET /v1/backends":           h.listBackends,
-		"DELETE /v1/backends/{id}":   h.forgetBackend,
-		"POST /v1/live/{tab}":        h.liveViewURL,
+		"GET /v1/pair":               h.serve(h.listOffers),
+		"POST /v1/pair/{id}/approve": h.serve(h.approveOffer),
+		"POST /v1/pair/{id}/deny":    h.serve(h.denyOffer),
+		"GET /v1/backends":           h.serve(h.listBackends),
+		"DELETE /v1/backends/{id}":   h.serve(h.forgetBackend),
+		"POST /v1/live/{tab}":        h.serve(h.liveViewURL),
 
-		"GET /v1/browsers":              h.listBrowsers,
-		"POST /v1/browsers/{id}/block":  h.blockBrowser,
-		"DELETE /v1/blocked/{instance}": h.unblockBrowser,
+		"GET /v1/browsers":              h.serve(h.listBrowsers),
+		"POST /v1/browsers/{id}/block":  h.serve(h.blockBrowser),
+		"DELETE /v1/blocked/{instance}": h.serve(h.unblockBrowser),
+		"POST /v1/browsers/code":        h.serve(h.pairingCode),
+
+		"/mcp": h.mcp(),
 	}
 }
 
@@ -89,8 +100,8 @@ func NewHandler(opts Options) *Handler {
 	if h.log == nil {
 		h.log = slog.Default()
 	}
-	for _, p := range h.Patterns() {
-		h.mux.Handle(p, h.serve(h.routes()[p]))
+	for p, route := range h.routes() {
+		h.mux.Handle(p, route)
 	}
 	return h
 }
@@ -224,6 +235,32 @@ func (h *Handler) revokeToken(r *http.Request) (any, error) {
 	}
 	h.log.Info("agent token revoked", "agent", name, "via", "admin")
 	return struct{}{}, nil
+}
+
+// mcp is the companion's /mcp, or not_implemented without one.
+func (h *Handler) mcp() http.Handler {
+	if h.opts.MCP != nil {
+		return h.opts.MCP
+	}
+	return h.serve(func(*http.Request) (any, error) {
+		return nil, fmt.Errorf("%w: this companion serves no agents", ErrNotImplemented)
+	})
+}
+
+// PairingCode is the answer of POST /v1/browsers/code.
+type PairingCode struct {
+	Code    string    `json:"code"`
+	Expires time.Time `json:"expires"`
+}
+
+func (h *Handler) pairingCode(*http.Request) (any, error) {
+	if h.opts.PairingCode == nil {
+		return nil, fmt.Errorf("%w: this companion pairs no browsers by code", ErrNotImplemented)
+	}
+	code, exp := h.opts.PairingCode()
+	// The code is a secret until used: the companion logs its issue, never
+	// the code.
+	return PairingCode{Code: code, Expires: exp}, nil
 }
 
 func (h *Handler) showDashboard(*http.Request) (any, error) {

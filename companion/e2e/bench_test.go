@@ -20,6 +20,7 @@ import (
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/hub/hubtest"
 	"github.com/reinshq/reins/companion/inspect"
+	"github.com/reinshq/reins/companion/linkauth"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -35,8 +36,10 @@ var evalParams = json.RawMessage(`{"expression":"1+1"}`)
 // own decoding and encoding.
 func BenchmarkHubThroughput(b *testing.B) {
 	changed := make(chan struct{}, 1)
+	key := linkauth.NewKey()
 	h := hub.New(hub.Options{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Auth:   linkauth.NewServer(key, nil),
 		OnChange: func() {
 			select {
 			case changed <- struct{}{}:
@@ -54,7 +57,7 @@ func BenchmarkHubThroughput(b *testing.B) {
 		x, err := hubtest.Dial(ctx, url, wire.Hello{
 			Version: 3, ExtensionVersion: "bench", BrowserEngine: wire.EngineChromium,
 			InstanceID: fmt.Sprint("bench-", i), BrowserSessionID: "s",
-		}, hubtest.Options{})
+		}, hubtest.Options{Key: key})
 		cancel()
 		if err != nil {
 			b.Fatal(err)
@@ -200,7 +203,7 @@ func fakeBenchStack(b *testing.B) *fakeStack {
 	x, err := hubtest.Dial(ctx, r.WSURL(), wire.Hello{
 		Version: 3, ExtensionVersion: "bench", Browser: "Fake", BrowserEngine: wire.EngineChromium,
 		InstanceID: "bench-fake", BrowserSessionID: "s",
-	}, hubtest.Options{Origin: "chrome-extension://" + harness.ExtensionID})
+	}, hubtest.Options{Origin: "chrome-extension://" + harness.ExtensionID, DataDir: r.DataDir})
 	if err != nil {
 		r.Close()
 		b.Fatal(err)

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
 	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/hub/hubtest"
 	"github.com/reinshq/reins/companion/inspect"
 	"github.com/reinshq/reins/companion/wire"
 )
@@ -23,7 +22,7 @@ import (
 func TestFirefoxAndChromiumTogether(t *testing.T) {
 	s := newStack(t) // reins + Chromium with the unpacked extension
 	ctx := within(t, harness.FirefoxHelloTimeout+30*time.Second)
-	ff, err := harness.StartFirefox(ctx, s.Reins.Port)
+	ff, err := harness.StartFirefox(ctx, s.Reins.DataDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +107,8 @@ func TestFirefoxAndChromiumTogether(t *testing.T) {
 }
 
 // TestFirefoxOrigins dials the extension socket as Firefox does and as a
-// web page would: a moz-extension:// origin is accepted, a web origin
+// web page would: a moz-extension:// origin gets to the link handshake (and
+// no further without the key: anyone can claim that origin), a web origin is
 // refused before the upgrade.
 func TestFirefoxOrigins(t *testing.T) {
 	t.Parallel()
@@ -120,29 +120,23 @@ func TestFirefoxOrigins(t *testing.T) {
 	}
 	defer w.Close()
 
-	hdr := http.Header{"Origin": {"moz-extension://0c3c6bd5-3d9a-4f3e-9d0e-6a1f2b3c4d5e"}}
-	c, resp, err := websocket.Dial(ctx, r.WSURL(), &websocket.DialOptions{HTTPHeader: hdr})
+	hello := wire.Hello{
+		Version: wire.ProtocolVersion, ExtensionVersion: "0.0.1", Browser: "Firefox", BrowserEngine: wire.EngineFirefox,
+		InstanceID: "5b0e8a4e-1111-4c6a-9d34-5f1c2d3e4f50", BrowserSessionID: "5b0e8a4e-2222-4c6a-9d34-5f1c2d3e4f50",
+	}
+	origin := "moz-extension://0c3c6bd5-3d9a-4f3e-9d0e-6a1f2b3c4d5e"
+	forged, err := hubtest.Dial(ctx, r.WSURL(), hello, hubtest.Options{Origin: origin})
 	if err != nil {
-		t.Fatalf("moz-extension origin refused: %v (%v)", err, resp)
+		t.Fatalf("moz-extension origin refused before the handshake: %v", err)
 	}
-	defer c.CloseNow()
-	hello := map[string]any{"event": "hello", "params": map[string]any{
-		"version": wire.ProtocolVersion, "extensionVersion": "0.0.1", "browser": "Firefox", "browserEngine": "firefox",
-		"instanceId": "5b0e8a4e-1111-4c6a-9d34-5f1c2d3e4f50", "browserSessionId": "5b0e8a4e-2222-4c6a-9d34-5f1c2d3e4f50",
-	}}
-	data, _ := json.Marshal(hello)
-	if err := c.Write(ctx, websocket.MessageText, data); err != nil {
-		t.Fatal(err)
+	if got := forged.CloseStatus(); got != hub.StatusUnauthorized {
+		t.Fatalf("a moz-extension origin without the key: close %v, want %v", got, hub.StatusUnauthorized)
 	}
-	// The companion answers the hello with requests of its own; reading
-	// keeps the socket flowing.
-	go func() {
-		for {
-			if _, _, err := c.Read(context.WithoutCancel(ctx)); err != nil {
-				return
-			}
-		}
-	}()
+	x, err := hubtest.Dial(ctx, r.WSURL(), hello, hubtest.Options{Origin: origin, DataDir: r.DataDir})
+	if err != nil {
+		t.Fatalf("moz-extension origin with the key: %v", err)
+	}
+	defer x.Kill()
 	b, err := harness.WaitBrowser(ctx, w, wire.EngineFirefox, nil)
 	if err != nil {
 		t.Fatalf("the moz-extension connection never joined: %v", err)

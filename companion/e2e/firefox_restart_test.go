@@ -22,7 +22,7 @@ func TestFirefoxBackgroundRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	ff, err := harness.StartFirefox(ctx, r.Port, "extensions.background.idle.timeout=4000")
+	ff, err := harness.StartFirefox(ctx, r.DataDir, "extensions.background.idle.timeout=4000")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -177,14 +177,12 @@ func benchCall(b *testing.B, cs *mcp.ClientSession, name string, args map[string
 func BenchmarkCompanionRSS(b *testing.B) {
 	r := startDevReins(b)
 	ctx := within(b, setupTimeout)
-	chrome, err := harness.StartChromium(ctx)
+	chrome, err := harness.StartChromium(ctx, harness.WithNativeHost(r.DataDir))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(chrome.Close)
-	if err := chrome.UseCompanionPort(ctx, r.Port); err != nil {
-		b.Fatal(err)
-	}
+	// The native host tells the extension the port and the key.
 	w, err := r.Client.Watch(ctx)
 	if err != nil {
 		b.Fatal(err)

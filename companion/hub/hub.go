@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -17,11 +18,16 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/reinshq/reins/companion/linkauth"
 	"github.com/reinshq/reins/companion/wire"
 )
 
 // DefaultRequestTimeout bounds every request that has no earlier deadline.
 const DefaultRequestTimeout = 30 * time.Second
+
+// DefaultMaxRemembered is how many disconnected browser profiles keep their
+// browser id and public tab ids for a reconnect.
+const DefaultMaxRemembered = 64
 
 // Mode tells how the companion reaches a browser.
 type Mode string
@@ -36,8 +42,23 @@ type Options struct {
 	Logger *slog.Logger
 	// RequestTimeout overrides DefaultRequestTimeout.
 	RequestTimeout time.Duration
-	// HelloTimeout bounds the wait for the first frame; default 10 s.
+	// HelloTimeout bounds hello and the link handshake together; default
+	// DefaultHelloTimeout.
 	HelloTimeout time.Duration
+	// Auth is the companion's side of the link handshake: every extension
+	// must prove the link key (or a pairing code) before it is attached.
+	// Nil attaches every extension after its hello with no proof; that is
+	// only for in-process tests of the layers above the hub, never for a
+	// listener a browser or another local process can reach.
+	Auth *linkauth.Server
+	// MaxUnauthenticated caps the sockets in their handshake at once;
+	// default DefaultMaxUnauthenticated.
+	MaxUnauthenticated int
+	// MaxRemembered caps the disconnected browser profiles whose browser
+	// id and public tab ids the hub keeps for a reconnect; default
+	// DefaultMaxRemembered. The least recently connected is forgotten
+	// first.
+	MaxRemembered int
 	// OnChange is called, without locks held, whenever browsers, tabs or
 	// policies change. It must not block.
 	OnChange func()
@@ -71,12 +92,16 @@ type Hub struct {
 	browsers  map[string]*Browser // connected, by browser id
 	instances map[string]string   // instanceId → browser id, kept across reconnects
 	sessions  map[string]*idMap   // instanceId/browserSessionId → native↔public ids
-	tabs      map[int]tabRef      // public id → owner
-	policy    wire.Policy
-	closed    bool
-	subMu     sync.RWMutex
-	tabSubs   map[int]map[int64]func(TabEvent)
-	nextSub   atomic.Int64
+	// idle lists the instanceIds remembered but not connected, least
+	// recently connected first; forget trims it to opts.MaxRemembered.
+	idle    []string
+	unauth  slots
+	tabs    map[int]tabRef // public id → owner
+	policy  wire.Policy
+	closed  bool
+	subMu   sync.RWMutex
+	tabSubs map[int]map[int64]func(TabEvent)
+	nextSub atomic.Int64
 }
 
 type tabRef struct {
@@ -94,9 +119,16 @@ func New(opts Options) *Hub {
 		opts.RequestTimeout = DefaultRequestTimeout
 	}
 	if opts.HelloTimeout <= 0 {
-		opts.HelloTimeout = 10 * time.Second
+		opts.HelloTimeout = DefaultHelloTimeout
+	}
+	if opts.MaxUnauthenticated <= 0 {
+		opts.MaxUnauthenticated = DefaultMaxUnauthenticated
+	}
+	if opts.MaxRemembered <= 0 {
+		opts.MaxRemembered = DefaultMaxRemembered
 	}
 	return &Hub{
+		unauth:    slots{max: opts.MaxUnauthenticated},
 		log:       opts.Logger,
 		opts:      opts,
 		timeout:   opts.RequestTimeout,
@@ -152,11 +184,7 @@ func (h *Hub) Attach(hello wire.Hello, mode Mode, rt RoundTripper) (*Browser, er
 		for k, s := range h.sessions {
 			if s.browserID == id {
 				delete(h.sessions, k)
-				s.mu.RLock()
-				for pub := range s.toNative {
-					delete(h.tabs, pub)
-				}
-				s.mu.RUnlock()
+				h.dropTabs(s)
 			}
 		}
 		sess = newIDMap(id)
@@ -176,6 +204,7 @@ func (h *Hub) Attach(hello wire.Hello, mode Mode, rt RoundTripper) (*Browser, er
 	}
 	b.name = browserName(hello)
 	h.browsers[id] = b
+	h.idle = slices.DeleteFunc(h.idle, func(s string) bool { return s == hello.InstanceID })
 	policy := h.policy
 	h.mu.Unlock()
 
@@ -207,9 +236,65 @@ func (h *Hub) remove(b *Browser) {
 	h.mu.Lock()
 	if h.browsers[b.ID] == b {
 		delete(h.browsers, b.ID)
+		if inst := b.Hello.InstanceID; inst != "" && h.instances[inst] == b.ID {
+			h.idle = append(slices.DeleteFunc(h.idle, func(s string) bool { return s == inst }), inst)
+			h.forgetIdle()
+		}
+		if !h.keeps(b.ids) {
+			// A run without instance and session ids can never be resumed:
+			// its public ids go with it.
+			h.dropTabs(b.ids)
+		}
 	}
 	h.mu.Unlock()
 	h.changed()
+}
+
+// forgetIdle drops the least recently connected profiles beyond
+// MaxRemembered: their browser ids, public tab ids and tab records. A
+// forgotten profile that comes back is a new browser with new ids. h.mu
+// must be held.
+func (h *Hub) forgetIdle() {
+	for len(h.idle) > h.opts.MaxRemembered {
+		inst := h.idle[0]
+		h.idle = h.idle[1:]
+		id := h.instances[inst]
+		delete(h.instances, inst)
+		for k, s := range h.sessions {
+			if s.browserID == id {
+				delete(h.sessions, k)
+				h.dropTabs(s)
+			}
+		}
+	}
+}
+
+func (h *Hub) keeps(m *idMap) bool {
+	for _, s := range h.sessions {
+		if s == m {
+			return true
+		}
+	}
+	return false
+}
+
+// dropTabs forgets the public ids of one browser run. h.mu must be held.
+func (h *Hub) dropTabs(m *idMap) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for pub := range m.toNative {
+		if h.tabs[pub].session == m {
+			delete(h.tabs, pub)
+		}
+	}
+}
+
+// Remembered counts what the hub keeps for browsers: profiles by
+// instanceId, browser runs with their public tab ids, and public tab ids.
+func (h *Hub) Remembered() (instances, sessions, tabs int) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.instances), len(h.sessions), len(h.tabs)
 }
 
 func (h *Hub) changed() {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/hub/hubtest"
+	"github.com/reinshq/reins/companion/linkauth"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -28,12 +29,19 @@ type env struct {
 	hub *hub.Hub
 	srv *httptest.Server
 	url string
+	key linkauth.Key
 }
 
+// newEnv runs a hub behind a real WebSocket server. Like the companion's,
+// it requires the link handshake; dial proves its key.
 func newEnv(t testing.TB, opts hub.Options) *env {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	key := linkauth.NewKey()
+	if opts.Auth == nil {
+		opts.Auth = linkauth.NewServer(key, linkauth.NewCodes(nil))
 	}
 	h := hub.New(opts)
 	srv := httptest.NewServer(h)
@@ -41,7 +49,7 @@ func newEnv(t testing.TB, opts hub.Options) *env {
 		h.Close()
 		srv.Close()
 	})
-	return &env{hub: h, srv: srv, url: "ws" + strings.TrimPrefix(srv.URL, "http") + "/"}
+	return &env{hub: h, srv: srv, url: "ws" + strings.TrimPrefix(srv.URL, "http") + "/", key: key}
 }
 
 func hello(instance, session string) wire.Hello {
@@ -52,7 +60,7 @@ func dial(t testing.TB, e *env, h wire.Hello) *hubtest.Ext {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	x, err := hubtest.Dial(ctx, e.url, h, hubtest.Options{})
+	x, err := hubtest.Dial(ctx, e.url, h, hubtest.Options{Key: e.key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -652,7 +660,7 @@ func TestAdmitAndBlock(t *testing.T) {
 		}
 		return nil
 	}})
-	refused, err := hubtest.Dial(context.Background(), e.url, hello("blocked", "s1"), hubtest.Options{})
+	refused, err := hubtest.Dial(context.Background(), e.url, hello("blocked", "s1"), hubtest.Options{Key: e.key})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -19,43 +22,59 @@ import (
 // ServeHTTP accepts an extension's WebSocket. The caller (the HTTP edge) has
 // already checked Host and that the Origin, if any, is an extension origin;
 // the upgrade therefore skips coder/websocket's same-origin check, which
-// would refuse every chrome-extension:// origin.
+// would refuse every chrome-extension:// origin. Neither check proves
+// anything about the peer: the link handshake (Options.Auth) does.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// A socket that has not proved the link key holds a slot until its
+	// handshake ends; when all are taken, more are refused before the
+	// upgrade, so unauthenticated peers cannot pile up.
+	if !h.unauth.acquire() {
+		h.log.Warn("refused extension socket: too many unauthenticated connections", "limit", h.opts.MaxUnauthenticated, "remote", r.RemoteAddr)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "too many unauthenticated connections", http.StatusServiceUnavailable)
+		return
+	}
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
+		h.unauth.release()
 		h.log.Debug("websocket upgrade failed", "err", err)
 		return
 	}
-	conn.SetReadLimit(wire.MaxFrameBytes)
-	h.serveConn(context.Background(), conn, r.Header.Get("Origin"))
+	h.serveConn(context.Background(), conn, peer{origin: r.Header.Get("Origin"), remote: r.RemoteAddr, port: localPort(r)})
 }
 
-func (h *Hub) serveConn(ctx context.Context, conn *websocket.Conn, origin string) {
-	helloCtx, cancel := context.WithTimeout(ctx, h.opts.HelloTimeout)
-	typ, data, err := conn.Read(helloCtx)
-	cancel()
+// peer is what the hub knows of a socket before its handshake.
+type peer struct {
+	origin string
+	remote string
+	port   int // the port the peer dialled: what the proofs are bound to
+}
+
+// localPort is the port the connection was accepted on, which is the port
+// the extension dialled (a relay would have dialled another).
+func localPort(r *http.Request) int {
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if tcp, ok := a.(*net.TCPAddr); ok {
+			return tcp.Port
+		}
+	}
+	_, p, err := net.SplitHostPort(r.Host)
 	if err != nil {
-		conn.Close(websocket.StatusPolicyViolation, "no hello")
-		h.log.Debug("extension sent no hello", "err", err)
-		return
+		return 0
 	}
-	f, ok := parseFrame(typ, data)
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// serveConn runs one extension socket: the hello and the link handshake
+// under a small frame limit and one deadline, then the browser's frames.
+func (h *Hub) serveConn(ctx context.Context, conn *websocket.Conn, p peer) {
+	conn.SetReadLimit(MaxPreAuthFrame)
+	hello, ok := h.handshake(ctx, conn, p, sync.OnceFunc(h.unauth.release))
 	if !ok {
-		conn.Close(websocket.StatusPolicyViolation, "frame is not a JSON object")
-		h.log.Warn("refused extension: first frame is not a JSON object", "origin", origin)
 		return
 	}
-	if f.Event != wire.EventHello {
-		conn.Close(websocket.StatusPolicyViolation, "first frame must be hello")
-		h.log.Warn("refused extension: first frame is not hello", "origin", origin)
-		return
-	}
-	var hello wire.Hello
-	if err := json.Unmarshal(f.Params, &hello); err != nil {
-		conn.Close(websocket.StatusPolicyViolation, "malformed hello")
-		h.log.Warn("refused extension: malformed hello", "origin", origin, "err", err)
-		return
-	}
+	conn.SetReadLimit(wire.MaxFrameBytes)
 	if h.opts.Admit != nil {
 		if err := h.opts.Admit(hello); err != nil {
 			// Admit logs what the person should see; a refused extension
@@ -113,8 +132,7 @@ func closeReason(err error) string {
 	if errors.Is(err, errLinkClosed) {
 		return "closed by companion"
 	}
-	msg := err.Error()
-	if bytes.Contains([]byte(msg), []byte("read limited")) {
+	if isReadLimit(err) {
 		return "frame over 64 MiB"
 	}
 	return "connection lost"
@@ -239,17 +257,9 @@ func (l *wsLink) deliver(id int64, f wire.Frame) {
 }
 
 func (l *wsLink) Notify(event string, params any) error {
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return err
-	}
-	data, err := json.Marshal(wire.Evt{Event: event, Params: raw})
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
-	return l.conn.Write(ctx, websocket.MessageText, data)
+	return writeEvent(ctx, l.conn, event, params)
 }
 
 // Close fails every pending request at once, then sends a close frame.
@@ -276,9 +286,14 @@ func (l *wsLink) Close(reason string) {
 	})
 }
 
+// truncate cuts s to at most n bytes on a rune boundary: a close reason
+// must be valid UTF-8.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n]
 }

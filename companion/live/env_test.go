@@ -31,6 +31,7 @@ import (
 	"github.com/reinshq/reins/companion/edge"
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/hub/hubtest"
+	"github.com/reinshq/reins/companion/linkauth"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -193,7 +194,9 @@ func newEnv(t *testing.T, tune ...func(*Options)) *env {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	hubChanged := make(chan struct{}, 1)
-	h := hub.New(hub.Options{Logger: log, OnChange: func() {
+	// The link handshake, as in the companion: the fake extension proves key.
+	key := linkauth.NewKey()
+	h := hub.New(hub.Options{Logger: log, Auth: linkauth.NewServer(key, nil), OnChange: func() {
 		select {
 		case hubChanged <- struct{}{}:
 		default:
@@ -237,7 +240,7 @@ func newEnv(t *testing.T, tune ...func(*Options)) *env {
 	x, err := hubtest.Dial(ctxT(t), "ws://127.0.0.1:"+strconv.Itoa(port)+"/", wire.Hello{
 		Version: 3, ExtensionVersion: "0.1.0", Browser: "Chromium", BrowserEngine: wire.EngineChromium,
 		InstanceID: "inst", BrowserSessionID: "sess",
-	}, hubtest.Options{})
+	}, hubtest.Options{Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}

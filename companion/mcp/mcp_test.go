@@ -105,6 +105,7 @@ type env struct {
 	runner  *fakeRunner
 	port    int
 	base    string // http://127.0.0.1:PORT
+	dir     string
 	changes <-chan struct{}
 }
 
@@ -171,7 +172,7 @@ func newEnvIn(t testing.TB, dir string, runner *fakeRunner) *env {
 		c.Shutdown(ctx)
 		srv.Close()
 	})
-	return &env{c: c, tokens: tm, runner: runner, port: port, base: "http://127.0.0.1:" + strconv.Itoa(port), changes: changes}
+	return &env{c: c, tokens: tm, runner: runner, port: port, base: "http://127.0.0.1:" + strconv.Itoa(port), dir: dir, changes: changes}
 }
 
 func (e *env) issue(t testing.TB, name string) string {
@@ -382,7 +383,7 @@ func graphRecorder(t *testing.T, e *env) <-chan wire.ConnectionGraph {
 	x, err := hubtest.Dial(ctx, "ws://127.0.0.1:"+strconv.Itoa(e.port)+"/", wire.Hello{
 		Version: 3, ExtensionVersion: "0.1.0", Browser: "Chromium", BrowserEngine: wire.EngineChromium,
 		InstanceID: "inst-1", BrowserSessionID: "run-1",
-	}, hubtest.Options{Origin: "chrome-extension://" + companion.ExtensionID})
+	}, hubtest.Options{Origin: "chrome-extension://" + companion.ExtensionID, DataDir: e.dir})
 	if err != nil {
 		t.Fatal(err)
 	}

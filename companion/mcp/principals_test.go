@@ -62,7 +62,7 @@ func (p *profile) connect(t *testing.T, e *env) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	x, err := hubtest.Dial(ctx, "ws://127.0.0.1:"+strconv.Itoa(e.port)+"/", p.hello, hubtest.Options{Origin: "chrome-extension://" + companion.ExtensionID})
+	x, err := hubtest.Dial(ctx, "ws://127.0.0.1:"+strconv.Itoa(e.port)+"/", p.hello, hubtest.Options{Origin: "chrome-extension://" + companion.ExtensionID, DataDir: e.dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,12 +25,17 @@ const DefaultStartTimeout = 10 * time.Second
 type Handler interface {
 	// Version is the Reins version reported in hello replies.
 	Version() string
-	// Port is where the companion listens (or will): what the running app
-	// wrote into the data dir, else the default.
+	// Running asks the companion of the data dir for its port over the
+	// admin channel, which only this user can open: whatever answers on a
+	// TCP port proves nothing. ok is false when none runs. It must return
+	// by ctx's deadline.
+	Running(ctx context.Context) (port int, ok bool)
+	// Port is where a companion that is not running will listen: the port
+	// the app last recorded in the data dir, else the default.
 	Port() int
-	// Running reports whether a companion answers its health check on port.
-	// It must return by ctx's deadline.
-	Running(ctx context.Context, port int) bool
+	// LinkKey is the link key the extension proves on every connection,
+	// created in the data dir on first use.
+	LinkKey() ([]byte, error)
 	// Launch starts the tray app detached, so it outlives this host.
 	Launch() error
 }
@@ -42,13 +47,16 @@ type Request struct {
 	ID   json.RawMessage `json:"id,omitempty"`
 }
 
-// HelloReply answers hello.
+// HelloReply answers hello. Key is the link key (base64): the browser
+// starts this host only for the extension ids its manifest pins, so this
+// is how the real extension, and nothing else, learns it.
 type HelloReply struct {
 	Type    string          `json:"type"`
 	ID      json.RawMessage `json:"id,omitempty"`
 	Port    int             `json:"port"`
 	Version string          `json:"version"`
 	Running bool            `json:"running"`
+	Key     []byte          `json:"key,omitempty"`
 }
 
 // StartReply answers a start that found or brought up the companion.
@@ -123,8 +131,12 @@ func (h *Host) handle(ctx context.Context, body []byte) (any, error) {
 	}
 	switch req.Type {
 	case TypeHello:
-		port := h.Handler.Port()
-		return HelloReply{Type: TypeHello, ID: id, Port: port, Version: h.Handler.Version(), Running: h.running(ctx, port, time.Now().Add(2*time.Second))}, nil
+		key, err := h.Handler.LinkKey()
+		if err != nil {
+			return ErrorReply{Type: TypeError, ID: id, Request: TypeHello, Code: "internal", Error: fmt.Sprintf("reading the link key: %v", err)}, nil
+		}
+		port, running := h.running(ctx, time.Now().Add(2*time.Second))
+		return HelloReply{Type: TypeHello, ID: id, Port: port, Version: h.Handler.Version(), Running: running, Key: key}, nil
 	case TypeStart:
 		return h.start(ctx, id)
 	case "":
@@ -143,8 +155,7 @@ func (h *Host) start(ctx context.Context, id json.RawMessage) (any, error) {
 		timeout = DefaultStartTimeout
 	}
 	deadline := time.Now().Add(timeout)
-	port := h.Handler.Port()
-	if h.running(ctx, port, deadline) {
+	if port, ok := h.running(ctx, deadline); ok {
 		return StartReply{Type: TypeStart, ID: id, Running: true, Port: port}, nil
 	}
 	if err := h.Handler.Launch(); err != nil {
@@ -152,9 +163,9 @@ func (h *Host) start(ctx context.Context, id json.RawMessage) (any, error) {
 	}
 	backoff := 25 * time.Millisecond
 	for {
-		// The new app may have picked another port and written it down.
-		port = h.Handler.Port()
-		if h.running(ctx, port, deadline) {
+		// The new app says its port once its admin channel is up.
+		port, ok := h.running(ctx, deadline)
+		if ok {
 			return StartReply{Type: TypeStart, ID: id, Running: true, Port: port}, nil
 		}
 		if err := ctx.Err(); err != nil {
@@ -163,7 +174,7 @@ func (h *Host) start(ctx context.Context, id json.RawMessage) (any, error) {
 		left := time.Until(deadline)
 		if left <= 0 {
 			return ErrorReply{Type: TypeError, ID: id, Request: TypeStart, Code: "timeout",
-				Error: fmt.Sprintf("reins was started but did not answer on port %d within %s", port, timeout)}, nil
+				Error: fmt.Sprintf("reins was started but did not answer within %s (it would listen on port %d)", timeout, port)}, nil
 		}
 		t := time.NewTimer(min(backoff, left))
 		select {
@@ -176,13 +187,15 @@ func (h *Host) start(ctx context.Context, id json.RawMessage) (any, error) {
 	}
 }
 
-func (h *Host) running(ctx context.Context, port int, deadline time.Time) bool {
-	if port <= 0 || port > 65535 {
-		return false
-	}
+// running is the running companion's port, or the port one would use and
+// false.
+func (h *Host) running(ctx context.Context, deadline time.Time) (int, bool) {
 	cctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	return h.Handler.Running(cctx, port)
+	if port, ok := h.Handler.Running(cctx); ok && port > 0 && port <= 65535 {
+		return port, true
+	}
+	return h.Handler.Port(), false
 }
 
 // checkID accepts a string or number id of modest size, so echoing it can

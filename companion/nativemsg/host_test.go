@@ -3,6 +3,7 @@ package nativemsg
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,12 +12,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/reinshq/reins/companion/admin"
+	"github.com/reinshq/reins/companion/linkauth"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -39,12 +43,16 @@ func (f *fakeApp) Port() int {
 	defer f.mu.Unlock()
 	return f.port
 }
-func (f *fakeApp) Running(ctx context.Context, port int) bool {
+func (f *fakeApp) Running(ctx context.Context) (int, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.checks++
-	return f.up && port == f.port
+	return f.port, f.up
 }
+
+var fakeKey = []byte("0123456789abcdef0123456789abcdef")
+
+func (f *fakeApp) LinkKey() ([]byte, error) { return fakeKey, nil }
 func (f *fakeApp) Launch() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -125,7 +133,7 @@ func TestHostHelloStart(t *testing.T) {
 	c := serve(t, &Host{Handler: app})
 
 	c.send(map[string]any{"type": "hello", "id": "r1"})
-	if got := c.recv(); fmt.Sprint(got) != fmt.Sprint(map[string]any{"type": "hello", "id": "r1", "port": 47100.0, "version": "1.2.3", "running": false}) {
+	if got := c.recv(); fmt.Sprint(got) != fmt.Sprint(map[string]any{"type": "hello", "id": "r1", "port": 47100.0, "version": "1.2.3", "running": false, "key": base64.StdEncoding.EncodeToString(fakeKey)}) {
 		t.Fatalf("hello = %v", got)
 	}
 	c.send(map[string]any{"type": "start", "id": 7})
@@ -194,7 +202,7 @@ func TestHostStartTimesOut(t *testing.T) {
 	start := time.Now()
 	c.send(map[string]any{"type": "start"})
 	got := c.recv()
-	if got["type"] != "error" || got["code"] != "timeout" || !strings.Contains(got["error"].(string), "did not answer on port 47100") {
+	if got["type"] != "error" || got["code"] != "timeout" || !strings.Contains(got["error"].(string), "did not answer within 300ms (it would listen on port 47100)") {
 		t.Fatalf("start that never comes up = %v", got)
 	}
 	if el := time.Since(start); el > 5*time.Second {
@@ -283,39 +291,66 @@ func TestHostWriteFailure(t *testing.T) {
 	}
 }
 
+// The running companion is the one on the data dir's admin channel, and its
+// port is the one it reports there. A program that answers the health text
+// on the recorded port is not the companion (issue 11, H-1).
 func TestSystemRunning(t *testing.T) {
-	companion := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	impostor := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, wire.HealthText)
 	}))
-	defer companion.Close()
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "some other server")
-	}))
-	defer other.Close()
+	defer impostor.Close()
+	dir := shortDir(t)
+	if err := WritePort(dir, portOf(t, impostor)); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
-	s := &System{}
-	if !s.Running(ctx, portOf(t, companion)) {
-		t.Error("companion not seen as running")
+	s := &System{DataDir: dir}
+	if port, ok := s.Running(ctx); ok {
+		t.Fatalf("the program answering on port %d counts as the companion", port)
 	}
-	if s.Running(ctx, portOf(t, other)) {
-		t.Error("another server on the port counts as the companion")
+	stop := serveAdmin(t, dir, 51234)
+	if port, ok := s.Running(ctx); !ok || port != 51234 {
+		t.Fatalf("Running = %d %v, want the port the companion reports", port, ok)
 	}
-	closed := portOf(t, other)
-	other.Close()
-	if s.Running(ctx, closed) {
-		t.Error("a closed port counts as running")
+	stop()
+	if _, ok := s.Running(ctx); ok {
+		t.Fatal("a stopped companion counts as running")
 	}
 }
 
-func portOf(t *testing.T, s *httptest.Server) int {
+// serveAdmin runs an admin channel for dir that reports port.
+func serveAdmin(t *testing.T, dir string, port int) (stop func()) {
 	t.Helper()
-	_, p, err := net.SplitHostPort(strings.TrimPrefix(s.URL, "http://"))
+	ln, err := admin.Listen(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n int
-	fmt.Sscan(p, &n)
-	return n
+	srv := admin.Serve(ln, admin.NewHandler(admin.Options{Status: func() admin.Status { return admin.Status{Port: port} }}), nil)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			srv.Close(ctx)
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// shortDir is a data dir short enough for a Unix socket path.
+func shortDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "rnm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	dir := filepath.Join(d, "data")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 func TestPortFile(t *testing.T) {
@@ -342,22 +377,45 @@ func TestPortFile(t *testing.T) {
 	}
 }
 
-// The real pieces together: the port file names a live companion, and the
-// host reports it.
+// The real pieces together: the admin channel names the live companion's
+// port, and the hello carries the data dir's link key, created on the
+// first ask and the same on every later one.
 func TestSystemHello(t *testing.T) {
-	companion := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, wire.HealthText)
-	}))
-	defer companion.Close()
-	dir := t.TempDir()
-	if err := WritePort(dir, portOf(t, companion)); err != nil {
-		t.Fatal(err)
-	}
+	dir := shortDir(t)
 	c := serve(t, &Host{Handler: &System{DataDir: dir, AppVersion: "9.9"}})
 	c.send(map[string]any{"type": "hello"})
 	got := c.recv()
-	if got["running"] != true || got["port"] != float64(portOf(t, companion)) || got["version"] != "9.9" {
+	if got["running"] != false || got["port"] != float64(DefaultPort) || got["version"] != "9.9" {
+		t.Fatalf("hello with no companion = %v", got)
+	}
+	key, err := linkauth.Load(dir)
+	if err != nil {
+		t.Fatalf("the host did not create the link key: %v", err)
+	}
+	if got["key"] != base64.StdEncoding.EncodeToString(key.Bytes()) {
+		t.Fatal("the hello does not carry the data dir's link key")
+	}
+	serveAdmin(t, dir, 51234)
+	c.send(map[string]any{"type": "hello"})
+	got = c.recv()
+	if got["running"] != true || got["port"] != 51234.0 || got["key"] != base64.StdEncoding.EncodeToString(key.Bytes()) {
 		t.Fatalf("hello = %v", got)
+	}
+}
+
+// The host never replaces a key: one that others could read is an error
+// until the companion, which replaces it at start, has run.
+func TestSystemLinkKeyExposed(t *testing.T) {
+	dir := shortDir(t)
+	if err := os.WriteFile(filepath.Join(dir, linkauth.KeyFile), make([]byte, linkauth.KeySize), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&System{DataDir: dir}).LinkKey(); !errors.Is(err, linkauth.ErrKeyExposed) {
+		t.Fatalf("LinkKey = %v, want ErrKeyExposed", err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, linkauth.KeyFile))
+	if len(data) != linkauth.KeySize || data[0] != 0 {
+		t.Fatal("the host replaced the key")
 	}
 }
 
@@ -400,4 +458,15 @@ func TestSystemLaunch(t *testing.T) {
 	if err := (&System{Binary: "/nonexistent/reins"}).Launch(); err == nil {
 		t.Error("launching a missing binary succeeded")
 	}
+}
+
+func portOf(t *testing.T, s *httptest.Server) int {
+	t.Helper()
+	_, p, err := net.SplitHostPort(strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	fmt.Sscan(p, &n)
+	return n
 }

@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/reinshq/reins/companion/wire"
+	"github.com/reinshq/reins/companion/admin"
+	"github.com/reinshq/reins/companion/linkauth"
 )
 
 // DefaultPort is where the companion listens unless --port says otherwise.
@@ -63,51 +62,44 @@ func WritePort(dataDir string, port int) error {
 	return nil
 }
 
-// System is the real Handler: the port file in DataDir, a health check over
-// loopback HTTP, and the reins binary started detached.
+// System is the real Handler: the data dir's admin channel for the running
+// companion and its port, the data dir's port file for one that is not
+// running, its link key, and the reins binary started detached.
 type System struct {
 	DataDir    string
 	Binary     string // the reins binary; "" means this executable
 	AppVersion string
-	// Client makes health checks; nil means a client that never follows
-	// redirects or uses a proxy, since the answer must come from loopback.
-	Client *http.Client
 }
 
 func (s *System) Version() string { return s.AppVersion }
 
 func (s *System) Port() int { return ReadPort(s.DataDir) }
 
-var loopbackClient = &http.Client{
-	Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
-	CheckRedirect: func(*http.Request, []*http.Request) error {
-		return http.ErrUseLastResponse
-	},
+// Running asks the companion over the admin channel; a process that merely
+// listens on the port, or answers GET / with the health text, does not
+// count.
+func (s *System) Running(ctx context.Context) (int, bool) {
+	c := admin.NewClient(s.DataDir)
+	defer c.Close()
+	st, err := c.Status(ctx)
+	if err != nil {
+		return 0, false
+	}
+	return st.Port, true
 }
 
-// Running asks GET http://127.0.0.1:port/ for the companion's health text;
-// another program on the port does not count.
-func (s *System) Running(ctx context.Context, port int) bool {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", port), nil)
+// LinkKey reads the data dir's link key, creating it when Reins never ran
+// (the app then finds it). A key it cannot use is an error, not replaced:
+// only the companion replaces a key, so a running one never holds another.
+func (s *System) LinkKey() ([]byte, error) {
+	k, err := linkauth.Load(s.DataDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		k, _, err = linkauth.LoadOrCreate(s.DataDir)
+	}
 	if err != nil {
-		return false
+		return nil, err
 	}
-	c := s.Client
-	if c == nil {
-		c = loopbackClient
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 256))
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return false
-	}
-	return strings.TrimSpace(string(body)) == wire.HealthText
+	return k.Bytes(), nil
 }
 
 // Launch starts the reins binary with no arguments (the tray app), detached

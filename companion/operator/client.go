@@ -1,7 +1,6 @@
 package operator
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/reinshq/reins/companion/internal/sse"
 	"github.com/reinshq/reins/companion/pairing"
 	"github.com/reinshq/reins/companion/tools"
 	"github.com/reinshq/reins/companion/wire"
@@ -367,65 +367,30 @@ func (c *client) runSSE(ctx context.Context, token string) (outcome, error) {
 	send := func(r resultMsg) error { return c.postResult(ctx, token, r) }
 	c.flush(send)
 
-	rd := bufio.NewReaderSize(resp.Body, 64<<10)
-	var event string
-	var data bytes.Buffer
-	for {
-		line, err := readLine(rd, wire.MaxFrameBytes)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return outcomeRetry, errors.New("the backend closed the command stream")
-			}
-			return outcomeRetry, err
+	// One event is at most sse.MaxEvent: a backend that never ends one
+	// costs a bounded buffer and a reconnect, not the companion's memory.
+	err = sse.Read(resp.Body, sse.MaxEvent, func(e sse.Event) error {
+		switch e.Type {
+		case "disconnect":
+			return errDisconnect
+		case "", "message", "command":
+			c.exec(streamCtx, bytes.Clone(e.Data), send)
+		default:
+			c.m.log.Debug("backend event ignored", "backend", c.rec.ID, "event", e.Type)
 		}
-		if line == "" { // dispatch
-			if data.Len() > 0 || event != "" {
-				switch event {
-				case "disconnect":
-					return outcomeDisconnect, nil
-				case "", "message", "command":
-					c.exec(streamCtx, bytes.Clone(data.Bytes()), send)
-				default:
-					c.m.log.Debug("backend event ignored", "backend", c.rec.ID, "event", event)
-				}
-			}
-			event = ""
-			data.Reset()
-			continue
-		}
-		if strings.HasPrefix(line, ":") {
-			continue
-		}
-		field, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch field {
-		case "event":
-			event = value
-		case "data":
-			if data.Len() > 0 {
-				data.WriteByte('\n')
-			}
-			data.WriteString(value)
-		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errDisconnect):
+		return outcomeDisconnect, nil
+	case err != nil:
+		return outcomeRetry, fmt.Errorf("reading the command stream: %w", err)
 	}
+	return outcomeRetry, errors.New("the backend closed the command stream")
 }
 
-func readLine(rd *bufio.Reader, max int) (string, error) {
-	var buf []byte
-	for {
-		chunk, isPrefix, err := rd.ReadLine()
-		if err != nil {
-			return "", err
-		}
-		buf = append(buf, chunk...)
-		if len(buf) > max {
-			return "", errors.New("an event from the backend is over 64 MiB")
-		}
-		if !isPrefix {
-			return string(buf), nil
-		}
-	}
-}
+// errDisconnect ends the command stream on the backend's disconnect event.
+var errDisconnect = errors.New("disconnect")
 
 func (c *client) postResult(ctx context.Context, token string, r resultMsg) error {
 	body, err := json.Marshal(r)

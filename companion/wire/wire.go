@@ -107,6 +107,8 @@ type Hello struct {
 	BrowserSessionID string `json:"browserSessionId,omitempty"`
 	// Profile is a Reins addition: the profile label the person gave, if any.
 	Profile string `json:"profile,omitempty"`
+	// Auth is a Reins addition: the start of the link handshake.
+	Auth *HelloAuth `json:"auth,omitempty"`
 }
 
 // EngineOrDefault applies the protocol's legacy default: an omitted engine is

@@ -6,15 +6,22 @@
 import { Core } from './core.js';
 import { createDispatcher } from './dispatcher.js';
 import { Connection } from './connection.js';
-import { parseFrame, errorFrame, WireError, Codes, PROTOCOL_VERSION } from './frames.js';
+import { parseFrame, PROTOCOL_VERSION } from './frames.js';
+import { encodeFrame } from './fit.js';
+import { LinkHandshake, normalizeCode, toBase64, fromBase64, equalBytes, KEY_BYTES } from './linkauth.js';
 import { detectBrowser } from './browser.js';
 import { buildOffer, queueOffer } from './pairing.js';
 import { DEFAULT_PORT, NATIVE_HOST, normalizeOptions, parsePort } from './settings.js';
 import { unsupportedReason } from './urlrules.js';
 
 const NATIVE_TIMEOUT_MS = 1000;
-const MAX_FRAME_BYTES = 64 << 20;
 const KEEPALIVE_ALARM = 'reins-keepalive';
+/** A refused link key is checked against the native host's at most this often. */
+const KEY_REFRESH_MS = 10_000;
+/** A typed pairing code is tried for as long as the app keeps it valid. */
+const CODE_TTL_MS = 5 * 60 * 1000;
+export const NOT_PAIRED =
+  'this browser is not paired with the Reins app: in the app choose "Pair a browser…" and type the code here';
 const OFFER_NOTICE_MS = 10 * 60 * 1000;
 
 /**
@@ -35,44 +42,142 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
   const core = new Core({ chrome, cdp, log, timers });
   const dispatcher = createDispatcher(core);
   let startAsked = false;
+  // A fake clock in tests carries its own time; the real one has none.
+  const now = () => (typeof timers.now === 'number' ? timers.now : Date.now());
+
+  // The link key (storage.local.linkKey, base64), from the native host or a
+  // pairing code; a code the person typed, while it is being tried; and why
+  // the last pairing failed.
+  let linkKey = null;
+  let pairing = null;
+  let pairingError = '';
+  let keyCheckedAt = -Infinity;
 
   const conn = new Connection({
     WebSocket,
     log,
     timers,
-    // A fake clock in tests carries its own time; the real one has none.
-    now: () => (typeof timers.now === "number" ? timers.now : Date.now()),
-    resolvePort: () => resolvePort(),
+    now,
+    resolvePort: (fast) => resolvePort(fast),
     buildHello: () => buildHello(),
+    startAuth: (port) => startAuth(port),
+    onKey: (key) => keyFromCode(key),
+    onAuthFailed: (f) => authFailed(f),
     onReady: () => afterHello(),
     onHealthy: () => {
       startAsked = false;
     },
     onMessage: (text) => onCompanionFrame(text),
     onStatus: () => broadcast(),
+    // Nothing over the companion's limits: see fit.js.
+    encode: encodeFrame,
   });
   core.send = (frame) => conn.send(frame);
   core.onStateChange = () => broadcast();
 
-  async function resolvePort() {
-    const opts = core.options;
-    if (opts.port !== '') return opts.port;
+  /** The native host's hello: port, running, and the link key. Null when there is no host. */
+  async function askHost() {
     try {
       const reply = await withTimeout(chrome.runtime.sendNativeMessage(NATIVE_HOST, { type: 'hello' }), NATIVE_TIMEOUT_MS);
-      if (reply && reply.running === false && !startAsked) {
+      return reply && typeof reply === 'object' && reply.type === 'hello' ? reply : null;
+    } catch {
+      // No native host installed, or it is slow.
+      return null;
+    }
+  }
+
+  async function resolvePort(fast) {
+    const opts = core.options;
+    if (opts.port !== '') return opts.port;
+    // Moments after a working link dropped, the port is the one it had: no
+    // native host process per quick retry.
+    if (fast && conn.port !== null) return conn.port;
+    const reply = await askHost();
+    if (reply) {
+      await learnKey(reply.key);
+      if (reply.running === false && !startAsked) {
         // Once per backoff cycle: the host launches the app; we keep retrying.
         startAsked = true;
         chrome.runtime.sendNativeMessage(NATIVE_HOST, { type: 'start' }).catch((err) => {
           log.warn('reins: native host could not start the app', err);
         });
       }
-      const port = parsePort(reply?.port);
+      const port = parsePort(reply.port);
       if (port !== null) return port;
-    } catch {
-      // No native host installed, or it is slow: the default port is right
-      // for a standard install.
     }
+    // The default port is right for a standard install.
     return DEFAULT_PORT;
+  }
+
+  // --- the link key ------------------------------------------------------
+
+  async function storedKey() {
+    if (linkKey) return linkKey;
+    const { linkKey: stored } = await chrome.storage.local.get('linkKey');
+    const key = fromBase64(stored);
+    linkKey = key && key.length === KEY_BYTES ? key : null;
+    return linkKey;
+  }
+
+  async function saveKey(key) {
+    linkKey = key;
+    await chrome.storage.local.set({ linkKey: toBase64(key) });
+  }
+
+  /** Keeps the key the native host handed over; reports whether it is new. */
+  async function learnKey(b64) {
+    const key = fromBase64(b64);
+    if (!key || key.length !== KEY_BYTES) return false;
+    const old = await storedKey();
+    if (old && equalBytes(old, key)) return false;
+    await saveKey(key);
+    return true;
+  }
+
+  async function startAuth(port) {
+    const rand = (n) => crypto.getRandomValues(new Uint8Array(n));
+    if (pairing && now() < pairing.expires) {
+      return new LinkHandshake({ subtle: crypto.subtle, randomBytes: rand, port, code: pairing.code });
+    }
+    pairing = null;
+    let key = await storedKey();
+    if (!key) {
+      const reply = await askHost();
+      if (reply) await learnKey(reply.key);
+      key = await storedKey();
+    }
+    if (!key) throw new Error(NOT_PAIRED);
+    return new LinkHandshake({ subtle: crypto.subtle, randomBytes: rand, port, key });
+  }
+
+  async function keyFromCode(key) {
+    await saveKey(key);
+    pairing = null;
+    pairingError = '';
+    log.info?.('reins: paired with the Reins app by code');
+    broadcast();
+  }
+
+  /**
+   * A handshake failed. A code is spent whatever happened. With the key,
+   * the app may have been reinstalled with a new one: ask the native host
+   * (not more than every KEY_REFRESH_MS), and try again at once if it has
+   * another key. Otherwise the peer is not the app, and nothing changes.
+   */
+  async function authFailed({ mode, reason }) {
+    if (mode === 'code') {
+      pairing = null;
+      pairingError = reason;
+      broadcast();
+      return;
+    }
+    if (now() - keyCheckedAt < KEY_REFRESH_MS) return;
+    keyCheckedAt = now();
+    const reply = await askHost();
+    if (reply && (await learnKey(reply.key))) {
+      log.info?.('reins: the native host has a new link key; connecting again');
+      conn.restart();
+    }
   }
 
   async function buildHello() {
@@ -119,7 +224,7 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
     const frame = parseFrame(text);
     switch (frame.kind) {
       case 'request':
-        dispatcher.handle(frame).then((answer) => conn.send(fitFrame(answer)));
+        dispatcher.handle(frame).then((answer) => conn.send(answer));
         return;
       case 'event':
         // Events this version does not know are ignored, as v3 requires.
@@ -183,6 +288,7 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
     const notice = offerNotice && Date.now() - offerNotice.at < OFFER_NOTICE_MS ? offerNotice : null;
     return {
       connection: conn.status(),
+      link: { paired: Boolean(await storedKey()), pairing: Boolean(pairing), error: pairingError },
       now: Date.now(),
       activeTab: active ? core.info(active) : null,
       sharedTabs: tabs.filter((t) => t.shared),
@@ -213,6 +319,14 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
         await chrome.windows.update(tab.windowId, { focused: true });
         await chrome.tabs.update(tab.id, { active: true });
         return { ok: true };
+      }
+      case 'pair.code': {
+        // Throws, for the popup to show, when it is not a code at all.
+        const code = normalizeCode(msg.code);
+        pairing = { code, expires: now() + CODE_TTL_MS };
+        pairingError = '';
+        conn.restart();
+        return popupState(msg.tabId);
       }
       case 'reconnect':
         // Read options afresh: this message can overtake storage.onChanged.
@@ -325,18 +439,6 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
   );
 
   return { core, conn, dispatcher };
-}
-
-/**
- * The companion closes the socket on a frame over 64 MiB, which would fail
- * every request in flight; an oversized answer becomes an error instead.
- */
-export function fitFrame(answer, max = MAX_FRAME_BYTES) {
-  if (answer.result === undefined) return answer;
-  const text = JSON.stringify(answer);
-  // Each UTF-16 unit is at most 3 UTF-8 bytes: only long texts need counting.
-  if (text.length * 3 <= max || new TextEncoder().encode(text).length <= max) return answer;
-  return errorFrame(answer.id, new WireError(Codes.internal, 'the result is larger than the 64 MiB frame limit'));
 }
 
 function withTimeout(promise, ms) {

@@ -11,6 +11,8 @@ export function connectionText(c, now) {
       return { text: `Connected to port ${c.port}`, kind: 'ok' };
     case 'connecting':
       return { text: c.port ? `Connecting to port ${c.port}…` : 'Connecting…', kind: 'wait' };
+    case 'authenticating':
+      return { text: `Checking the Reins app on port ${c.port}…`, kind: 'wait' };
     case 'waiting': {
       const secs = Math.max(0, Math.ceil((c.retryAt - now) / 1000));
       const why = c.error ? `${c.error}. ` : '';

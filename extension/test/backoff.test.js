@@ -12,3 +12,17 @@ test('backoff treats junk attempts as the first', () => {
   for (const a of [-1, NaN, undefined, Infinity]) assert.equal(backoffDelay(a), 1000);
   assert.equal(backoffDelay(1e9), 15000);
 });
+
+test('retries are fast for 30 s after a link that worked, then back off', async () => {
+  const { retryDelay, FAST_RETRY_MS, RECENT_MS } = await import('../lib/backoff.js');
+  assert.equal(FAST_RETRY_MS, 250);
+  assert.equal(RECENT_MS, 30_000);
+  assert.deepEqual(retryDelay(0, 0), { delay: 250, fast: true });
+  assert.deepEqual(retryDelay(3, 29_999), { delay: 250, fast: true });
+  assert.deepEqual(retryDelay(0, 30_000), { delay: 1000, fast: false });
+  assert.deepEqual(retryDelay(3, 60_000), { delay: 8000, fast: false });
+  // Never connected, or a clock that went backwards: the usual backoff.
+  assert.deepEqual(retryDelay(1, null), { delay: 2000, fast: false });
+  assert.deepEqual(retryDelay(1, -5), { delay: 2000, fast: false });
+  assert.deepEqual(retryDelay(1, NaN), { delay: 2000, fast: false });
+});

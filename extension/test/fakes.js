@@ -43,6 +43,21 @@ export async function settle() {
   for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
 }
 
+/**
+ * Waits, on the real clock, until cond holds: WebCrypto answers from a
+ * thread pool, not within settle's turns.
+ */
+export async function until(cond, what, ms = 5000) {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+/** The link key the fake profile was paired with (base64 of 32 bytes). */
+export const TEST_LINK_KEY = Buffer.alloc(32, 7).toString('base64');
+
 function event() {
   const listeners = new Set();
   return {
@@ -77,8 +92,12 @@ function area(onChanged, name) {
   };
 }
 
-/** A browser with one window; tabs and debugger calls are recorded. */
-export function fakeChrome({ tabs = [], permissions = [] } = {}) {
+/**
+ * A browser with one window; tabs and debugger calls are recorded. Its
+ * extension already holds the link key TEST_LINK_KEY unless linkKey says
+ * otherwise (null: never paired).
+ */
+export function fakeChrome({ tabs = [], permissions = [], linkKey = TEST_LINK_KEY } = {}) {
   const calls = [];
   const state = {
     tabs: new Map(),
@@ -238,6 +257,7 @@ export function fakeChrome({ tabs = [], permissions = [] } = {}) {
       create: (...args) => calls.push(['alarms.create', ...args]),
     },
   };
+  if (linkKey) chrome.storage.local.data.linkKey = linkKey;
   return chrome;
 }
 

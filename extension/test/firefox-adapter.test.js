@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { webcrypto } from 'node:crypto';
 import { createFirefoxCdp, ISOLATED_FILE, TOOLS_HELPER_FILE } from '../lib/cdp-firefox.js';
 import { MAX_PENDING_REDIRECTS } from '../lib/cdp-firefox-network.js';
 import { WireError } from '../lib/frames.js';
 import { startService } from '../lib/service.js';
-import { fakeChrome, fakeFirefox, FakeTimers, settle } from './fakes.js';
+import { fakeChrome, fakeFirefox, FakeTimers, settle, until } from './fakes.js';
 
 function adapter(opts = {}) {
   const browser = fakeFirefox(opts);
@@ -230,14 +231,14 @@ test('with the Firefox seam the hello says firefox and Firefox', async () => {
     chrome,
     WebSocket: Socket,
     navigator: { userAgent: 'Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0' },
-    crypto: { randomUUID: () => '00000000-0000-4000-8000-000000000001' },
+    crypto: { randomUUID: () => '00000000-0000-4000-8000-000000000001', subtle: webcrypto.subtle, getRandomValues: (a) => webcrypto.getRandomValues(a) },
     timers,
     log: { warn() {} },
     cdp,
   });
   await settle();
   sockets[0].onopen();
-  await settle();
+  await until(() => sockets[0].sent.length > 0, 'hello');
   const hello = sockets[0].sent[0];
   assert.equal(hello.event, 'hello');
   assert.equal(hello.params.browserEngine, 'firefox');

@@ -1,26 +1,56 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startService, fitFrame } from '../lib/service.js';
-import { fakeChrome, FakeTimers, settle } from './fakes.js';
+import { createHmac, randomBytes, webcrypto } from 'node:crypto';
+import { startService, NOT_PAIRED } from '../lib/service.js';
+import { fakeChrome, FakeTimers, settle, until, TEST_LINK_KEY } from './fakes.js';
+
+// The companion's side of the link handshake, written again here with
+// node:crypto so the extension's WebCrypto code is checked against an
+// independent implementation (and both against link_auth.json).
+function mac(key, label, port, ne, nc) {
+  const head = Buffer.concat([Buffer.from(label), Buffer.from([0, (port >> 8) & 0xff, port & 0xff])]);
+  return createHmac('sha256', key).update(Buffer.concat([head, ne, nc])).digest();
+}
 
 class FakeSocket {
   static all = [];
   constructor(url) {
     this.url = url;
+    this.port = Number(new URL(url).port);
     this.sent = [];
     this.closed = false;
+    this.closeCode = null;
     FakeSocket.all.push(this);
   }
   send(text) {
     if (this.closed) throw new Error('closed');
     this.sent.push(JSON.parse(text));
   }
-  close() {
+  close(code) {
+    // As a real socket: only the first close counts.
+    if (this.closed) return;
     this.closed = true;
+    this.closeCode = code ?? 1000;
   }
   // test helpers
-  open() {
+  /** Opens and answers the hello as the companion that holds key does. */
+  async open({ key = TEST_LINK_KEY } = {}) {
+    const ch = await this.challenge({ key });
+    const k = Buffer.from(key, 'base64');
+    this.receive({ event: 'auth', params: ch.params });
+    await until(() => this.sent.some((f) => f.event === 'auth') || this.closed, 'the extension proof');
+    const proof = this.sent.find((f) => f.event === 'auth')?.params.proof;
+    assert.equal(proof, mac(k, 'reins-link/1 extension', this.port, ch.ne, ch.nc).toString('base64'), 'the extension proof');
+    await settle();
+  }
+  /** Opens, waits for hello, and returns the challenge a companion with key would send. */
+  async challenge({ key = TEST_LINK_KEY, port = this.port } = {}) {
     this.onopen?.();
+    await until(() => this.sent.length > 0, 'hello');
+    const ne = Buffer.from(this.sent[0].params.auth.nonce, 'base64');
+    const nc = randomBytes(32);
+    const proof = mac(Buffer.from(key, 'base64'), 'reins-link/1 companion', port, ne, nc);
+    return { ne, nc, params: { nonce: nc.toString('base64'), proof: proof.toString('base64') } };
   }
   receive(obj) {
     this.onmessage?.({ data: JSON.stringify(obj) });
@@ -40,7 +70,11 @@ const navigator = {
   userAgentData: { brands: [{ brand: 'Chromium', version: '156' }, { brand: 'Not)A;Brand', version: '24' }] },
 };
 let uuid = 0;
-const crypto = { randomUUID: () => `00000000-0000-4000-8000-${String(++uuid).padStart(12, '0')}` };
+const crypto = {
+  randomUUID: () => `00000000-0000-4000-8000-${String(++uuid).padStart(12, '0')}`,
+  subtle: webcrypto.subtle,
+  getRandomValues: (a) => webcrypto.getRandomValues(a),
+};
 
 async function boot(opts = {}) {
   FakeSocket.all = [];
@@ -52,15 +86,18 @@ async function boot(opts = {}) {
   return { chrome, timers, svc, socket: () => FakeSocket.all.at(-1) };
 }
 
-test('connects to the default port and sends hello, tabs and tools.policy first', async () => {
+test('connects to the default port and sends hello, its proof, tabs and tools.policy first', async () => {
   const { chrome, socket } = await boot({ tabs: [{ id: 1, url: 'https://example.com/', title: 'E' }] });
   const ws = socket();
   assert.equal(ws.url, 'ws://127.0.0.1:47100/');
-  ws.open();
-  await settle();
-  const [hello, tabs, policy] = ws.sent;
+  await ws.open();
+  const [hello, auth, tabs, policy] = ws.sent;
   assert.equal(hello.event, 'hello');
-  assert.deepEqual(Object.keys(hello.params).sort(), ['browser', 'browserEngine', 'browserSessionId', 'extensionVersion', 'instanceId', 'userAgent', 'version']);
+  assert.deepEqual(Object.keys(hello.params).sort(), ['auth', 'browser', 'browserEngine', 'browserSessionId', 'extensionVersion', 'instanceId', 'userAgent', 'version']);
+  assert.equal(hello.params.auth.v, 1);
+  assert.equal(hello.params.auth.mode, 'key');
+  assert.equal(Buffer.from(hello.params.auth.nonce, 'base64').length, 32);
+  assert.equal(auth.event, 'auth');
   assert.equal(hello.params.version, 3);
   assert.equal(hello.params.extensionVersion, '0.1.0');
   assert.equal(hello.params.browser, 'Chromium');
@@ -75,8 +112,7 @@ test('the options port and profile are used', async () => {
   const { socket } = await boot({ local: { port: 47211, profile: 'Work' } });
   const ws = socket();
   assert.equal(ws.url, 'ws://127.0.0.1:47211/');
-  ws.open();
-  await settle();
+  await ws.open();
   assert.equal(ws.sent[0].params.profile, 'Work');
 });
 
@@ -87,7 +123,7 @@ test('the native host port is used, and it is asked to start the app once per cy
   const native = [];
   chrome.runtime.sendNativeMessage = async (host, msg) => {
     native.push([host, msg.type]);
-    return { port: 47300, version: '0.1.0', running: false };
+    return { type: 'hello', port: 47300, version: '0.1.0', running: false };
   };
   const timers = new FakeTimers();
   startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers, log: { warn() {} } });
@@ -101,47 +137,61 @@ test('the native host port is used, and it is asked to start the app once per cy
   assert.ok(native.every(([h]) => h === 'com.reins.companion'));
 });
 
-test('pings every 20 s and reconnects with backoff', async () => {
+/** The delays between the next n sockets, each dropped at once. */
+async function retryDelays(timers, n, step = 50) {
+  const delays = [];
+  for (let i = 0; i < n; i++) {
+    const before = FakeSocket.all.length;
+    const start = timers.now;
+    while (FakeSocket.all.length === before) await timers.advance(step);
+    delays.push(timers.now - start);
+    FakeSocket.all.at(-1).drop();
+  }
+  return delays;
+}
+
+test('pings every 20 s; a companion that was just there is retried fast, then with backoff', async () => {
   const { timers, socket, svc } = await boot();
   const first = socket();
-  first.open();
-  await settle();
+  await first.open();
   const n = first.sent.length;
   await timers.advance(20_000);
   assert.deepEqual(first.sent.slice(n), [{ event: 'ping' }]);
   await timers.advance(20_000);
   assert.equal(first.sent.filter((f) => f.event === 'ping').length, 2);
 
-  // The companion goes away: retries at 1 s, 2 s, 4 s, 8 s, 15 s, 15 s.
+  // The companion goes away (a restart): every 250 ms for 30 s, so it is
+  // found again within a quarter second of coming back…
   first.drop();
-  const delays = [];
-  for (let i = 0; i < 6; i++) {
-    const before = FakeSocket.all.length;
-    const start = timers.now;
-    while (FakeSocket.all.length === before) await timers.advance(500);
-    delays.push(timers.now - start);
-    FakeSocket.all.at(-1).drop();
-  }
-  assert.deepEqual(delays, [1000, 2000, 4000, 8000, 15000, 15000]);
+  const fast = await retryDelays(timers, 120);
+  assert.ok(fast.every((d) => d === 250), `fast retries: ${fast}`);
+  // …then the usual backoff: 1 s, 2 s, 4 s, 8 s, 15 s, 15 s.
+  const slow = await retryDelays(timers, 6, 250);
+  assert.deepEqual(slow, [1000, 2000, 4000, 8000, 15000, 15000]);
   assert.equal(svc.conn.status().state, 'waiting');
 
   // A companion that answers resets the backoff.
   await timers.advance(15_000);
   const ws = socket();
-  ws.open();
-  await settle();
+  await ws.open();
   ws.receive({ event: 'policy', params: { paused: false, overlay: true } });
+  await settle();
   ws.drop();
   const before = FakeSocket.all.length;
-  await timers.advance(1000);
+  await timers.advance(250);
   assert.equal(FakeSocket.all.length, before + 1);
+});
+
+test('a companion that never worked is not retried fast', async () => {
+  const { timers } = await boot();
+  FakeSocket.all.at(-1).drop();
+  assert.deepEqual(await retryDelays(timers, 5, 250), [1000, 2000, 4000, 8000, 15000]);
 });
 
 test('requests are answered on the socket; unknown events are ignored', async () => {
   const { socket } = await boot({ tabs: [{ id: 1, url: 'https://example.com/' }] });
   const ws = socket();
-  ws.open();
-  await settle();
+  await ws.open();
   ws.receive({ event: 'something.new', params: {} });
   ws.receive({ id: 9, method: 'tabs.list' });
   ws.receive({ id: 10, method: 'nope' });
@@ -153,8 +203,7 @@ test('requests are answered on the socket; unknown events are ignored', async ()
 test('policy paused sets the badge and reaches shared tabs', async () => {
   const { chrome, socket, svc } = await boot({ tabs: [{ id: 1, url: 'https://example.com/' }] });
   const ws = socket();
-  ws.open();
-  await settle();
+  await ws.open();
   await svc.core.share(1);
   ws.receive({ event: 'policy', params: { paused: true, overlay: true } });
   await settle();
@@ -181,8 +230,7 @@ test('pairing offers are forwarded with the sender origin, or queued until hello
   assert.deepEqual(r, { ok: true, result: { forwarded: false } });
   assert.equal(chrome._state.badge, '1');
   const ws = socket();
-  ws.open();
-  await settle();
+  await ws.open();
   const offers = ws.sent.filter((f) => f.event === 'pair.offer');
   assert.deepEqual(offers, [{ event: 'pair.offer', params: { config: { token: 'b' }, brand: { name: 'App' }, origin: 'https://app.example', tabId: 1 } }]);
 
@@ -227,20 +275,13 @@ test('content scripts cannot change sharing; extension pages can', async () => {
   assert.equal(svc.core.sharing.isShared(1), true);
 });
 
-test('an answer over the frame limit becomes an error', () => {
-  assert.deepEqual(fitFrame({ id: 1, result: { data: 'x'.repeat(100) } }, 50), { id: 1, error: 'the result is larger than the 64 MiB frame limit', code: 'internal' });
-  assert.deepEqual(fitFrame({ id: 2, result: { data: 'x' } }, 50), { id: 2, result: { data: 'x' } });
-  assert.deepEqual(fitFrame({ id: 3, error: 'e', code: 'internal' }, 5), { id: 3, error: 'e', code: 'internal' });
-});
-
 test('a profile the app refuses right after hello shows why and is not retried faster', async () => {
   const { timers, socket, svc } = await boot();
   const reason = 'this browser profile is blocked in the Reins app';
   const delays = [];
   for (let i = 0; i < 5; i++) {
     const ws = socket();
-    ws.open();
-    await settle();
+    await ws.open();
     assert.equal(ws.sent[0].event, 'hello');
     ws.refuse(4003, reason);
     assert.equal(svc.conn.status().error, `the Reins app closed the connection: ${reason}`);
@@ -250,4 +291,191 @@ test('a profile the app refuses right after hello shows why and is not retried f
     delays.push(timers.now - start);
   }
   assert.deepEqual(delays, [1000, 2000, 4000, 8000, 15000]);
+});
+
+// H-1: whatever listens on the port without the link key gets nothing. The
+// extension checks the companion's proof before it proves anything, answers
+// no request, and sends no tabs, offers or policies to a peer that did not
+// prove itself.
+test('a fake companion is refused and obeyed in nothing', async () => {
+  const wrongKey = Buffer.alloc(32, 1).toString('base64');
+  const cases = {
+    'a proof made with another key': async (ws) => {
+      const ch = await ws.challenge({ key: wrongKey });
+      ws.receive({ event: 'auth', params: ch.params });
+    },
+    'a relay from another port': async (ws) => {
+      const ch = await ws.challenge({ port: ws.port + 1 });
+      ws.receive({ event: 'auth', params: ch.params });
+    },
+    'a request before any proof': async (ws) => {
+      await ws.challenge();
+      ws.receive({ id: 1, method: 'tabs.list' });
+    },
+    'a request instead of the proof, then a share': async (ws) => {
+      await ws.challenge();
+      ws.receive({ id: 2, method: 'tabs.share', params: { tabId: 1, shared: true } });
+      ws.receive({ id: 3, method: 'tabs.create', params: { url: 'https://evil.example/' } });
+    },
+    'a policy before any proof': async (ws) => {
+      await ws.challenge();
+      ws.receive({ event: 'policy', params: { paused: false, overlay: false } });
+    },
+    'a malformed challenge': async (ws) => {
+      await ws.challenge();
+      ws.receive({ event: 'auth', params: { nonce: 'AAAA', proof: 'AAAA' } });
+    },
+  };
+  for (const [name, play] of Object.entries(cases)) {
+    const { chrome, socket, svc } = await boot({ tabs: [{ id: 1, url: 'https://bank.example/' }] });
+    await message(chrome, { type: 'pair-offer', config: { token: 'x' } }, pageSender('https://app.example/'));
+    const ws = socket();
+    await play(ws);
+    await until(() => ws.closed, `${name}: the extension closing`);
+    assert.equal(ws.closeCode, 4001, name);
+    await settle();
+    assert.deepEqual(ws.sent.map((f) => f.event ?? `answer ${f.id}`), ['hello'], `${name}: sent ${JSON.stringify(ws.sent)}`);
+    assert.equal(svc.core.sharing.isShared(1), false, name);
+    assert.equal(chrome._calls.filter((c) => c[0] === 'tabs.create').length, 0, name);
+    assert.notEqual(svc.core.policy?.overlay, false, name);
+    assert.match(svc.conn.status().error, /prove|Reins app|valid proof/, name);
+  }
+});
+
+test('a companion that never proves itself is closed after 5 s', async () => {
+  const { timers, socket, svc } = await boot();
+  const ws = socket();
+  ws.onopen();
+  await until(() => ws.sent.length === 1, 'hello');
+  await timers.advance(4900);
+  assert.equal(ws.closed, false);
+  await timers.advance(100);
+  assert.equal(ws.closeCode, 4001);
+  assert.match(svc.conn.status().error, /did not prove it is the Reins app within 5 s/);
+});
+
+test('with no key and no native host, the popup asks for a pairing code', async () => {
+  const { chrome, timers, svc } = await boot({ linkKey: null });
+  assert.equal(FakeSocket.all.length, 0, 'no socket without a key');
+  assert.equal(svc.conn.status().error, NOT_PAIRED);
+  const popup = { id: chrome.runtime.id, url: chrome.runtime.getURL('popup.html') };
+  const state = await message(chrome, { type: 'popup.state' }, popup);
+  assert.deepEqual(state.result.link, { paired: false, pairing: false, error: '' });
+  const bad = await message(chrome, { type: 'pair.code', code: 'hello' }, popup);
+  assert.equal(bad.ok, false);
+  assert.match(bad.error, /10 characters/);
+  await timers.advance(1000);
+  assert.equal(FakeSocket.all.length, 0);
+});
+
+// A store install with no native host pairs with the code the app shows,
+// gets the link key over the socket, and uses the key from then on.
+test('pairing with a code brings the link key', async () => {
+  const { chrome, svc, timers } = await boot({ linkKey: null });
+  const popup = { id: chrome.runtime.id, url: chrome.runtime.getURL('popup.html') };
+  const code = '7K3QHW2M9X';
+  const answer = await message(chrome, { type: 'pair.code', code: '7k3qh-w2m9x' }, popup);
+  assert.equal(answer.ok, true);
+  assert.equal(answer.result.link.pairing, true);
+  const ws = FakeSocket.all.at(-1);
+  ws.onopen();
+  await until(() => ws.sent.length === 1, 'hello');
+  const auth = ws.sent[0].params.auth;
+  assert.equal(auth.mode, 'code');
+  const ne = Buffer.from(auth.nonce, 'base64');
+  const nc = randomBytes(32);
+  const ck = mac(Buffer.from(code), 'reins-link/1 code', ws.port, ne, nc);
+  ws.receive({ event: 'auth', params: { nonce: nc.toString('base64'), proof: mac(ck, 'reins-link/1 companion', ws.port, ne, nc).toString('base64') } });
+  await until(() => ws.sent.length === 2, 'the extension proof');
+  assert.equal(ws.sent[1].params.proof, mac(ck, 'reins-link/1 extension', ws.port, ne, nc).toString('base64'));
+  // Nothing else until the key arrived.
+  await settle();
+  assert.equal(ws.sent.length, 2);
+  const key = Buffer.alloc(32, 42);
+  const pad = mac(ck, 'reins-link/1 wrap', ws.port, ne, nc);
+  const wrapped = Buffer.from(key.map((b, i) => b ^ pad[i]));
+  ws.receive({ event: 'auth.key', params: { key: wrapped.toString('base64'), proof: mac(key, 'reins-link/1 companion', ws.port, ne, nc).toString('base64') } });
+  await until(() => ws.sent.some((f) => f.event === 'tabs'), 'tabs after pairing');
+  assert.equal((await chrome.storage.local.get('linkKey')).linkKey, key.toString('base64'));
+  assert.equal(svc.conn.isOpen(), true);
+  // The next connection proves the key.
+  ws.drop();
+  await timers.advance(1000);
+  await until(() => FakeSocket.all.at(-1) !== ws, 'a new socket');
+  const next = FakeSocket.all.at(-1);
+  await next.open({ key: key.toString('base64') });
+  assert.equal(next.sent[0].params.auth.mode, 'key');
+});
+
+test('a wrong code says so in the popup and is not tried again', async () => {
+  const { chrome, timers } = await boot({ linkKey: null });
+  const popup = { id: chrome.runtime.id, url: chrome.runtime.getURL('popup.html') };
+  await message(chrome, { type: 'pair.code', code: '00000-00000' }, popup);
+  const ws = FakeSocket.all.at(-1);
+  ws.onopen();
+  await until(() => ws.sent.length === 1, 'hello');
+  const ne = Buffer.from(ws.sent[0].params.auth.nonce, 'base64');
+  const nc = randomBytes(32);
+  const ck = mac(Buffer.from('7K3QHW2M9X'), 'reins-link/1 code', ws.port, ne, nc);
+  ws.receive({ event: 'auth', params: { nonce: nc.toString('base64'), proof: mac(ck, 'reins-link/1 companion', ws.port, ne, nc).toString('base64') } });
+  await until(() => ws.closed, 'the close');
+  assert.equal(ws.sent.length, 1, 'no proof for a companion whose code differs');
+  const state = await message(chrome, { type: 'popup.state' }, popup);
+  assert.equal(state.result.link.pairing, false);
+  assert.match(state.result.link.error, /does not match the one the Reins app shows/);
+  const before = FakeSocket.all.length;
+  await timers.advance(20_000);
+  assert.equal(FakeSocket.all.length, before, 'no key, no code: no more sockets');
+});
+
+// The app was reinstalled with a new key: its proof fails with the old key;
+// the native host has the new one, and the extension connects with it at once.
+test('a refused key is checked against the native host', async () => {
+  FakeSocket.all = [];
+  const chrome = fakeChrome();
+  const fresh = Buffer.alloc(32, 9).toString('base64');
+  let hostAsked = 0;
+  chrome.runtime.sendNativeMessage = async (host, msg) => {
+    if (msg.type === 'hello') hostAsked++;
+    return { type: 'hello', port: 47100, version: '0.1.0', running: true, key: fresh };
+  };
+  await chrome.storage.local.set({ port: 47100 });
+  const timers = new FakeTimers();
+  startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers, log: { warn() {}, info() {} } });
+  await settle();
+  const ws = FakeSocket.all.at(-1);
+  const ch = await ws.challenge({ key: fresh });
+  ws.receive({ event: 'auth', params: ch.params });
+  await until(() => ws.closed, 'the refusal');
+  await until(() => FakeSocket.all.at(-1) !== ws, 'a reconnect with the new key');
+  assert.equal((await chrome.storage.local.get('linkKey')).linkKey, fresh);
+  await FakeSocket.all.at(-1).open({ key: fresh });
+  assert.equal(hostAsked, 1);
+});
+
+test('the native host hands over the key on the first connection', async () => {
+  FakeSocket.all = [];
+  const chrome = fakeChrome({ linkKey: null });
+  chrome.runtime.sendNativeMessage = async () => ({ type: 'hello', port: 47100, running: true, key: TEST_LINK_KEY });
+  const timers = new FakeTimers();
+  startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers, log: { warn() {} } });
+  await settle();
+  await FakeSocket.all.at(-1).open();
+  assert.equal((await chrome.storage.local.get('linkKey')).linkKey, TEST_LINK_KEY);
+});
+
+// H-3: a 70 MiB console.log in a shared tab reaches the socket cut below
+// 1 MiB; the link, and every call on it, survives.
+test('oversized events are cut before they reach the socket', async () => {
+  const { socket, svc } = await boot({ tabs: [{ id: 1, url: 'https://example.com/' }] });
+  const ws = socket();
+  await ws.open();
+  const sentBefore = ws.sent.length;
+  const big = 'x'.repeat(3 << 20);
+  assert.equal(svc.core.emit('cdp.event', { tabId: 1, method: 'Runtime.consoleAPICalled', params: { args: [{ type: 'string', value: big }] } }), true);
+  const ev = ws.sent[sentBefore];
+  assert.equal(ev.params.truncated, true);
+  assert.ok(JSON.stringify(ev).length <= 1 << 20);
+  ws.receive({ id: 5, method: 'tabs.list' });
+  await until(() => ws.sent.some((f) => f.id === 5), 'the answer');
 });

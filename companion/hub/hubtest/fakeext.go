@@ -9,11 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/reinshq/reins/companion/linkauth"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -24,6 +27,8 @@ type Handler func(params json.RawMessage) (any, error)
 type Ext struct {
 	Conn  *websocket.Conn
 	Hello wire.Hello
+	// LinkKey is the key the companion delivered to a code-mode handshake.
+	LinkKey linkauth.Key
 
 	mu       sync.Mutex
 	handlers map[string]Handler
@@ -39,11 +44,68 @@ type Options struct {
 	Header http.Header
 	// NoHello skips the hello frame so a test can send its own first frame.
 	NoHello bool
+
+	// The link handshake. With none of these set the fake sends a plain
+	// hello, which only a hub without Options.Auth accepts.
+	//
+	// Key is the link key to prove.
+	Key linkauth.Key
+	// DataDir reads the link key from a companion's data dir.
+	DataDir string
+	// Code pairs with a pairing code instead; the delivered key lands in
+	// Ext.LinkKey.
+	Code string
 }
 
-// Dial connects to a companion's extension socket at url (ws://host:port/)
-// and sends hello. The reader runs until the connection ends.
+// auth returns the client side of the handshake opts ask for, or nil.
+func (o Options) auth(url string) (*linkauth.Client, error) {
+	port, err := urlPort(url)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case o.Code != "":
+		return linkauth.NewCodeClient(o.Code, port)
+	case !o.Key.IsZero():
+		return linkauth.NewKeyClient(o.Key, port), nil
+	case o.DataDir != "":
+		k, err := linkauth.Load(o.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("hubtest: %w", err)
+		}
+		return linkauth.NewKeyClient(k, port), nil
+	}
+	return nil, nil
+}
+
+func urlPort(raw string) (int, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return 0, err
+	}
+	p, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return 0, fmt.Errorf("hubtest: no port in %s", raw)
+	}
+	return p, nil
+}
+
+// Dial connects to a companion's extension socket at url (ws://host:port/),
+// sends hello and, when opts carry a key, data dir or code, completes the
+// link handshake as the extension does: it checks the companion's proof
+// before it proves anything. The reader runs until the connection ends.
 func Dial(ctx context.Context, url string, hello wire.Hello, opts Options) (*Ext, error) {
+	var auth *linkauth.Client
+	if !opts.NoHello {
+		var err error
+		if auth, err = opts.auth(url); err != nil {
+			return nil, err
+		}
+	}
+	if auth != nil {
+		v, mode, nonce := auth.Hello()
+		hello.Auth = &wire.HelloAuth{V: v, Mode: mode, Nonce: nonce}
+	}
 	h := http.Header{}
 	for k, v := range opts.Header {
 		h[k] = v
@@ -63,8 +125,61 @@ func Dial(ctx context.Context, url string, hello wire.Hello, opts Options) (*Ext
 			return nil, err
 		}
 	}
+	e.Hello.Auth = nil
+	if auth != nil {
+		if err := e.prove(ctx, auth); err != nil {
+			conn.CloseNow()
+			return nil, err
+		}
+	}
 	go e.read()
 	return e, nil
+}
+
+// prove answers the companion's challenge and, in code mode, takes the
+// delivered key.
+func (e *Ext) prove(ctx context.Context, auth *linkauth.Client) error {
+	var ch wire.AuthChallenge
+	if err := e.readEvent(ctx, wire.EventAuth, &ch); err != nil {
+		return err
+	}
+	proof, err := auth.Answer(ch.Nonce, ch.Proof)
+	if err != nil {
+		e.Conn.Close(4001, "the companion's proof does not match")
+		return fmt.Errorf("hubtest: refusing the companion: %w", err)
+	}
+	if err := e.Send(wire.EventAuth, wire.AuthProof{Proof: proof}); err != nil {
+		return err
+	}
+	if _, mode, _ := auth.Hello(); mode != linkauth.ModeCode {
+		return nil
+	}
+	var key wire.AuthKey
+	if err := e.readEvent(ctx, wire.EventAuthKey, &key); err != nil {
+		return err
+	}
+	k, err := auth.Receive(key.Key, key.Proof)
+	if err != nil {
+		return fmt.Errorf("hubtest: the delivered key: %w", err)
+	}
+	e.LinkKey = k
+	return nil
+}
+
+// readEvent reads the next frame, which must be event.
+func (e *Ext) readEvent(ctx context.Context, event string, params any) error {
+	_, data, err := e.Conn.Read(ctx)
+	if err != nil {
+		return fmt.Errorf("hubtest: waiting for %s: %w", event, err)
+	}
+	var f wire.Frame
+	if err := json.Unmarshal(data, &f); err != nil || f.Event != event {
+		return fmt.Errorf("hubtest: got %.80s, want the %s event", data, event)
+	}
+	if err := json.Unmarshal(f.Params, params); err != nil {
+		return fmt.Errorf("hubtest: malformed %s: %w", event, err)
+	}
+	return nil
 }
 
 // Handle registers the answer to method.

@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,10 +49,30 @@ type Chromium struct {
 	once     sync.Once
 }
 
+// ChromiumOption configures StartChromium.
+type ChromiumOption func(*chromiumOptions)
+
+type chromiumOptions struct {
+	hostDataDir string
+}
+
+// WithNativeHost registers `reins native-host` for the companion of
+// dataDir with the profile, as the packages (or `reins install-native-host`)
+// do for a person: the extension gets the link key and the port from it.
+// Without it the extension has no key until a test gives it one
+// (UseCompanion) or pairs it with a code.
+func WithNativeHost(dataDir string) ChromiumOption {
+	return func(o *chromiumOptions) { o.hostDataDir = dataDir }
+}
+
 // StartChromium launches Chromium with a fresh profile in a temp dir, the
 // repo's extension/ loaded unpacked, and DevTools on a kernel-chosen port.
 // A missing binary is an error, never a reason to skip.
-func StartChromium(ctx context.Context) (*Chromium, error) {
+func StartChromium(ctx context.Context, opts ...ChromiumOption) (*Chromium, error) {
+	var o chromiumOptions
+	for _, f := range opts {
+		f(&o)
+	}
 	bin := ChromiumPath()
 	if st, err := os.Stat(bin); err != nil || st.IsDir() {
 		return nil, fmt.Errorf("no Chromium at %s (set REINS_CHROMIUM, or install the chromium package): %v", bin, err)
@@ -69,8 +90,18 @@ func StartChromium(ctx context.Context) (*Chromium, error) {
 		return nil, err
 	}
 	c := &Chromium{UserDataDir: filepath.Join(dir, "profile"), out: &syncBuffer{}, exited: make(chan struct{}), dir: dir}
-	for _, d := range []string{"cache", "config", "home"} {
+	for _, d := range []string{"cache", "config", "home", "profile"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	if o.hostDataDir != "" {
+		script, err := nativeHostScript(filepath.Join(dir, "host"), o.hostDataDir)
+		if err == nil {
+			err = writeChromiumHost(c.UserDataDir, script)
+		}
+		if err != nil {
 			os.RemoveAll(dir)
 			return nil, err
 		}
@@ -400,14 +431,32 @@ func (c *Chromium) InWorker(ctx context.Context, fn func(sessionID string) error
 // would only take effect at the next backoff retry, up to 15 s later, and
 // never while another companion holds the default port.
 func (c *Chromium) UseCompanionPort(ctx context.Context, port int) error {
+	return c.useCompanion(ctx, port, map[string]any{"port": port})
+}
+
+// UseCompanion points the extension at port and gives it a link key, as a
+// pairing would: for tests of a browser without the native host, and for
+// pointing it at a fake companion.
+func (c *Chromium) UseCompanion(ctx context.Context, port int, key []byte) error {
+	return c.useCompanion(ctx, port, map[string]any{"port": port, "linkKey": base64.StdEncoding.EncodeToString(key)})
+}
+
+// useCompanion stores items in the extension's storage.local from its
+// options page and sends the worker the reconnect message the page sends
+// on save.
+func (c *Chromium) useCompanion(ctx context.Context, port int, items map[string]any) error {
+	data, err := json.Marshal(items)
+	if err != nil {
+		return err
+	}
 	return c.inExtensionPage(ctx, "options.html", func(sid string) error {
 		var got int
 		expr := fmt.Sprintf(`(async () => {
-			await chrome.storage.local.set({port: %d});
+			await chrome.storage.local.set(%s);
 			const r = await chrome.runtime.sendMessage({type: 'reconnect'});
 			if (!r || !r.ok) throw new Error('reconnect refused: ' + JSON.stringify(r));
 			return (await chrome.storage.local.get('port')).port;
-		})()`, port)
+		})()`, data)
 		if err := c.Evaluate(ctx, sid, expr, &got); err != nil {
 			return fmt.Errorf("setting the extension's port: %w", err)
 		}
@@ -416,6 +465,48 @@ func (c *Chromium) UseCompanionPort(ctx context.Context, port int) error {
 		}
 		return nil
 	})
+}
+
+// TypePairingCode types code into the extension's popup, as a person does
+// with the code the app shows, and submits it.
+func (c *Chromium) TypePairingCode(ctx context.Context, code string) error {
+	return c.inExtensionPage(ctx, "popup.html", func(sid string) error {
+		var shown bool
+		expr := fmt.Sprintf(`(async () => {
+			const form = document.getElementById('pair');
+			// The popup offers pairing by itself to a browser with no key.
+			for (let i = 0; form.hidden && i < 100; i++) await new Promise((r) => setTimeout(r, 20));
+			if (form.hidden) return false;
+			document.getElementById('pair-code').value = %q;
+			const answered = new Promise((resolve) => {
+				const go = document.getElementById('pair-go');
+				new MutationObserver(() => { if (go.textContent === 'Pairing…' || !document.getElementById('pair-error').hidden) resolve(); })
+					.observe(document.body, {subtree: true, attributes: true, childList: true, characterData: true});
+			});
+			form.requestSubmit();
+			await answered;
+			return true;
+		})()`, code)
+		if err := c.Evaluate(ctx, sid, expr, &shown); err != nil {
+			return fmt.Errorf("typing the pairing code: %w", err)
+		}
+		if !shown {
+			return errors.New("the popup did not offer pairing")
+		}
+		return nil
+	})
+}
+
+// LinkKey is the link key the extension holds (nil when it holds none).
+func (c *Chromium) LinkKey(ctx context.Context) ([]byte, error) {
+	var b64 string
+	err := c.inExtensionPage(ctx, "options.html", func(sid string) error {
+		return c.Evaluate(ctx, sid, `chrome.storage.local.get('linkKey').then((s) => s.linkKey || '')`, &b64)
+	})
+	if err != nil || b64 == "" {
+		return nil, err
+	}
+	return base64.StdEncoding.DecodeString(b64)
 }
 
 // WaitConnectionError waits until the connection error the extension's

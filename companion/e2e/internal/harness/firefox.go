@@ -3,7 +3,6 @@ package harness
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/inspect"
-	"github.com/reinshq/reins/companion/nativemsg"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -228,16 +226,18 @@ func (l *lineClock) after(ctx context.Context, t time.Time) (time.Time, error) {
 // pointed at the companion on port. A missing Firefox or web-ext is an
 // error, never a reason to skip.
 //
-// The port reaches the extension the way a real install finds it: through
-// the native messaging host. Firefox reads host manifests from
-// $HOME/.mozilla/native-messaging-hosts, so with HOME in a temp dir the
-// test registers `reins native-host` with a data dir whose port file names
-// this companion; the extension asks it before falling back to the
-// default port 47100, which other tests may hold.
+// The port and the link key reach the extension the way a real install
+// finds them: through the native messaging host. Firefox reads host
+// manifests from $HOME/.mozilla/native-messaging-hosts, so with HOME in a
+// temp dir the test registers `reins native-host` for the companion's data
+// dir; the host asks that companion for its port over the admin channel
+// and hands over the data dir's link key. The extension asks the host
+// before falling back to the default port 47100, which other tests may
+// hold.
 //
 // prefs override the test defaults (firefoxPrefs), e.g. a short
 // extensions.background.idle.timeout.
-func StartFirefox(ctx context.Context, port int, prefs ...string) (*Firefox, error) {
+func StartFirefox(ctx context.Context, dataDir string, prefs ...string) (*Firefox, error) {
 	bin := FirefoxPath()
 	if st, err := os.Stat(bin); err != nil || st.IsDir() {
 		return nil, fmt.Errorf("no Firefox at %s (set REINS_FIREFOX, or install the firefox-esr package): %v", bin, err)
@@ -247,10 +247,6 @@ func StartFirefox(ctx context.Context, port int, prefs ...string) (*Firefox, err
 		return nil, err
 	}
 	ext, err := FirefoxExtension()
-	if err != nil {
-		return nil, err
-	}
-	reins, err := Binary()
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +261,11 @@ func StartFirefox(ctx context.Context, port int, prefs ...string) (*Firefox, err
 			return nil, err
 		}
 	}
-	if err := writeNativeHost(dir, reins, port); err != nil {
+	script, err := nativeHostScript(filepath.Join(dir, "host"), dataDir)
+	if err == nil {
+		err = writeFirefoxHost(filepath.Join(dir, "home"), script)
+	}
+	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -325,41 +325,6 @@ func mergePrefs(base, over []string) []string {
 	}
 	return append(out, over...)
 }
-
-// writeNativeHost registers `reins native-host` for Firefox under dir/home,
-// answering with port.
-func writeNativeHost(dir, reins string, port int) error {
-	data := filepath.Join(dir, "host", "data")
-	if err := os.MkdirAll(data, 0o700); err != nil {
-		return err
-	}
-	if err := nativemsg.WritePort(data, port); err != nil {
-		return err
-	}
-	// A manifest names a program, not arguments; the script adds them.
-	script := filepath.Join(dir, "host", "reins-native-host")
-	body := fmt.Sprintf("#!/bin/sh\nexec %s native-host --data-dir %s \"$@\"\n", shellQuote(reins), shellQuote(data))
-	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
-		return err
-	}
-	m, err := json.Marshal(nativemsg.FirefoxManifest{
-		Name:              nativemsg.HostName,
-		Description:       "Reins end-to-end test host",
-		Path:              script,
-		Type:              "stdio",
-		AllowedExtensions: []string{nativemsg.FirefoxExtensionID},
-	})
-	if err != nil {
-		return err
-	}
-	hosts := filepath.Join(dir, "home", ".mozilla", "native-messaging-hosts")
-	if err := os.MkdirAll(hosts, 0o700); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(hosts, nativemsg.HostName+".json"), m, 0o600)
-}
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // Output is what web-ext and Firefox printed.
 func (f *Firefox) Output() string { return f.out.String() }
@@ -449,7 +414,7 @@ func StartFirefoxStack(ctx context.Context) (s *FirefoxStack, err error) {
 	if s.Watch, err = s.Reins.Client.Watch(context.WithoutCancel(ctx)); err != nil {
 		return s, err
 	}
-	if s.Firefox, err = StartFirefox(ctx, s.Reins.Port); err != nil {
+	if s.Firefox, err = StartFirefox(ctx, s.Reins.DataDir); err != nil {
 		return s, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, FirefoxHelloTimeout)

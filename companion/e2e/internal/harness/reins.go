@@ -26,6 +26,7 @@ type Reins struct {
 	Client  *inspect.Client
 
 	cmd     *exec.Cmd
+	args    []string
 	out     *syncBuffer
 	exited  chan struct{}
 	waitErr error
@@ -78,24 +79,17 @@ func startReins(ctx context.Context, bin string, extraArgs []string) (*Reins, er
 		exited:  make(chan struct{}),
 		dir:     dir,
 	}
-	r.cmd = exec.Command(bin, "headless",
+	r.args = append([]string{bin, "headless",
 		"--port", strconv.Itoa(port),
 		"--data-dir", r.DataDir,
 		"--keyring", "file",
 		"--inspect-socket", r.Socket,
 		"--log-level", "debug",
-	)
-	r.cmd.Args = append(r.cmd.Args, extraArgs...)
-	r.cmd.Stdout = r.out
-	r.cmd.Stderr = r.out
-	if err := r.cmd.Start(); err != nil {
+	}, extraArgs...)
+	if err := r.launch(); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("starting reins: %w", err)
+		return nil, err
 	}
-	go func() {
-		r.waitErr = r.cmd.Wait()
-		close(r.exited)
-	}()
 	r.Client = inspect.NewClient(r.Socket)
 	if err := r.waitReady(ctx); err != nil {
 		r.Close()
@@ -105,6 +99,43 @@ func startReins(ctx context.Context, bin string, extraArgs []string) (*Reins, er
 		return nil, fmt.Errorf("%w\nreins output:\n%s", err, Tail(r.out.String(), 30))
 	}
 	return r, nil
+}
+
+func (r *Reins) launch() error {
+	r.cmd = exec.Command(r.args[0], r.args[1:]...)
+	r.cmd.Stdout = r.out
+	r.cmd.Stderr = r.out
+	if err := r.cmd.Start(); err != nil {
+		return fmt.Errorf("starting reins: %w", err)
+	}
+	cmd, exited := r.cmd, r.exited
+	go func() {
+		err := cmd.Wait()
+		r.waitErr = err
+		close(exited)
+	}()
+	return nil
+}
+
+// Restart stops reins with SIGTERM, as an update or a relaunch after a
+// crash would, and starts it again with the same port, data dir and
+// inspection socket; it returns once the new process answers. Output then
+// holds the new process's lines only, and change streams must be opened
+// anew.
+func (r *Reins) Restart(ctx context.Context) error {
+	if err := r.Stop(15 * time.Second); err != nil {
+		return err
+	}
+	r.out = &syncBuffer{}
+	r.exited = make(chan struct{})
+	r.waitErr = nil
+	if err := r.launch(); err != nil {
+		return err
+	}
+	if err := r.waitReady(ctx); err != nil {
+		return fmt.Errorf("%w\nreins output:\n%s", err, Tail(r.out.String(), 30))
+	}
+	return nil
 }
 
 // waitReady polls with backoff until GET / answers the health text and the
@@ -172,6 +203,23 @@ func (r *Reins) LogTime(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// WaitLogTime waits until a log line containing s has arrived (the
+// process's output trails what it answers on its sockets) and returns its
+// time.
+func (r *Reins) WaitLogTime(ctx context.Context, s string) (time.Time, error) {
+	next := Backoff()
+	for {
+		if t, ok := r.LogTime(s); ok {
+			return t, nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("no log line %q: %w", s, ctx.Err())
+		case <-time.After(next()):
+		}
+	}
+}
+
 // PID is the reins process id.
 func (r *Reins) PID() int { return r.cmd.Process.Pid }
 
@@ -199,30 +247,6 @@ func (r *Reins) Stop(timeout time.Duration) error {
 	}
 	if r.waitErr != nil {
 		return fmt.Errorf("reins exited uncleanly after SIGTERM: %v", r.waitErr)
-	}
-	return nil
-}
-
-// Restart stops reins with SIGTERM (a clean exit is required) and starts it
-// again with the same arguments, so on the same port, data dir and
-// inspection socket, as after an update or a crash. It returns once the new
-// process answers. Output keeps accumulating in the same buffer.
-func (r *Reins) Restart(ctx context.Context) error {
-	if err := r.Stop(15 * time.Second); err != nil {
-		return err
-	}
-	cmd := exec.Command(r.cmd.Path, r.cmd.Args[1:]...)
-	cmd.Stdout, cmd.Stderr = r.out, r.out
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("restarting reins: %w", err)
-	}
-	r.cmd, r.exited, r.waitErr = cmd, make(chan struct{}), nil
-	go func() {
-		r.waitErr = cmd.Wait()
-		close(r.exited)
-	}()
-	if err := r.waitReady(ctx); err != nil {
-		return fmt.Errorf("after a restart: %w\nreins output:\n%s", err, Tail(r.out.String(), 30))
 	}
 	return nil
 }

@@ -86,10 +86,10 @@ func StartStack(ctx context.Context) (s *Stack, err error) {
 	if s.Watch, err = s.Reins.Client.Watch(context.WithoutCancel(ctx)); err != nil {
 		return s, err
 	}
-	if s.Chrome, err = StartChromium(ctx); err != nil {
-		return s, err
-	}
-	if err = s.Chrome.UseCompanionPort(ctx, s.Reins.Port); err != nil {
+	// The extension finds the port and the key through the native host,
+	// as in a real install: the host asks this reins over its admin socket.
+	// No port in storage, so the first connection is the one that stays.
+	if s.Chrome, err = StartChromium(ctx, WithNativeHost(s.Reins.DataDir)); err != nil {
 		return s, err
 	}
 	snap, err := s.Watch.Until(ctx, func(snap inspect.Snapshot) bool { return len(snap.Browsers) > 0 })
