@@ -34,6 +34,7 @@ type tabState struct {
 	console   *consoleLog
 	network   *networkLog
 	docStatus map[string]int // loaderId → HTTP status of the main document
+	emulation *emulation     // what the emulate tool put in force, nil if nothing
 	gone      bool
 }
 
@@ -110,6 +111,15 @@ func (ts *tabState) ensure(ctx context.Context, agent string) error {
 	}
 	if _, err := ts.mainFrameNow(ctx, agent); err != nil {
 		return fmt.Errorf("preparing tab %d: %w", ts.id, err)
+	}
+	// A detach dropped the emulation with the debugger session.
+	ts.mu.Lock()
+	em := ts.emulation
+	ts.mu.Unlock()
+	if em != nil {
+		if err := ts.emulate(ctx, agent, emulation{}, *em); err != nil {
+			return err
+		}
 	}
 	ts.ready.Store(true)
 	return nil
