@@ -22,15 +22,14 @@ import (
 
 type cdpArgs struct {
 	TabID  int            `json:"tabId" jsonschema:"tab id"`
-	Method string         `json:"method" jsonschema:"protocol method, e.g. DOM.getDocument"`
+	Method string         `json:"method" jsonschema:"e.g. DOM.getDocument"`
 	Params map[string]any `json:"params,omitempty" jsonschema:"its parameters"`
 }
 
 func registerCDP(e *Engine) {
 	define(e, Info{
-		Name: "cdp",
-		Description: "Send one raw Chrome DevTools Protocol command to a tab and get its JSON result, when no other tool reaches far enough. " +
-			"Only for agents the person marked as developer agents; commands that reach beyond the tab are refused.",
+		Name:        "cdp",
+		Description: "Send a raw Chrome DevTools Protocol command to a tab when no other tool reaches; for developer agents the person marked.",
 		Destructive: true, Mutating: true, Batchable: true, Extended: true,
 	}, nil, runCDP)
 }

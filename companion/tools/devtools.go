@@ -30,26 +30,25 @@ const (
 )
 
 type devtoolsArgs struct {
-	TabID     int    `json:"tabId" jsonschema:"tab id"`
-	Action    string `json:"action" jsonschema:"what to do"`
-	Level     string `json:"level,omitempty" jsonschema:"console: lowest level shown (default info)"`
-	Pattern   string `json:"pattern,omitempty" jsonschema:"console: text or regexp to match; request, wait_response: part of the URL or a regexp"`
-	RequestID string `json:"requestId,omitempty" jsonschema:"request: an id from an earlier answer"`
-	Body      *bool  `json:"body,omitempty" jsonschema:"request, wait_response: include the response body (default true)"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"console: newest messages shown (default 50)"`
-	Timeout   int    `json:"timeout,omitempty" jsonschema:"wait_response: seconds (default 10)"`
+	TabID   int    `json:"tabId" jsonschema:"tab id"`
+	Action  string `json:"action" jsonschema:"what to do"`
+	Pattern string `json:"pattern,omitempty" jsonschema:"text, URL part, regexp or request id"`
+	Level   string `json:"level,omitempty" jsonschema:"console: lowest level (default info)"`
+	Timeout int    `json:"timeout,omitempty" jsonschema:"wait_response seconds (default 10)"`
 }
+
+// maxConsoleListed is how many of the newest messages console shows.
+const maxConsoleListed = 50
 
 func registerDevtools(e *Engine) {
 	define(e, Info{
 		Name: "devtools",
-		Description: "Debug a tab: console (messages by level with stacks), request (one request's headers and body), " +
-			"wait_response (for a response started since your last call or later), trace_start/trace_stop (LCP, CLS, INP, long tasks).",
+		Description: "Debug a tab: console messages with stacks, a request's headers and body, wait_response for one your last action caused, " +
+			"or a trace (trace_start, trace_stop) of LCP, CLS, INP and long tasks.",
 		ReadOnly: true, Batchable: true, Extended: true,
 	}, func(s *jsonschema.Schema) {
 		enum(s, "action", "console", "request", "wait_response", "trace_start", "trace_stop")
 		enum(s, "level", consoleLevels...)
-		bounds(s, "limit", 1, maxLogEntries)
 		bounds(s, "timeout", 1, maxWaitResponse.Seconds())
 	}, runDevtools)
 }
@@ -64,16 +63,14 @@ func runDevtools(ctx context.Context, c *call, in *devtoolsArgs) (*Result, error
 	case "console":
 		return devConsole(ts, in), nil
 	case "request":
-		if in.RequestID == "" && in.Pattern == "" {
-			return nil, wire.Errorf(wire.CodeBadParams, "request needs a requestId or a pattern (part of the URL)")
+		if in.Pattern == "" {
+			return nil, wire.Errorf(wire.CodeBadParams, "request needs a pattern: part of the URL, or a request id")
 		}
 		match := matcher(in.Pattern)
-		e, ok := ts.network.newest(func(e *netEntry) bool {
-			if in.RequestID != "" {
-				return e.id == in.RequestID
-			}
-			return match(e.url)
-		})
+		e, ok := ts.network.newest(func(e *netEntry) bool { return e.id == in.Pattern })
+		if !ok {
+			e, ok = ts.network.newest(func(e *netEntry) bool { return match(e.url) })
+		}
 		if !ok {
 			return nil, wire.Errorf(wire.CodeBadParams, "no captured request of tab %d matches; read_network_requests lists them", in.TabID)
 		}
@@ -97,10 +94,6 @@ func runDevtools(ctx context.Context, c *call, in *devtoolsArgs) (*Result, error
 }
 
 func devConsole(ts *tabState, in *devtoolsArgs) *Result {
-	limit := in.Limit
-	if limit <= 0 {
-		limit = 50
-	}
 	min := levelRank("info")
 	if in.Level != "" {
 		min = levelRank(in.Level)
@@ -119,7 +112,7 @@ func devConsole(ts *tabState, in *devtoolsArgs) *Result {
 	if level == "" {
 		level = "info"
 	}
-	return listing(lines, limit, "console message(s) at "+level+" or above", in.TabID, dropped, false)
+	return listing(lines, maxConsoleListed, "console message(s) at "+level+" or above", in.TabID, dropped, false)
 }
 
 // waitResponse waits, driven by the tab's network events, for a response
@@ -168,8 +161,7 @@ func (c *call) waitResponse(ctx context.Context, ts *tabState, in *devtoolsArgs)
 	}
 }
 
-// describeRequest shows one request: its line, headers and, unless asked
-// not to, its body.
+// describeRequest shows one request: its line, headers and body.
 func (c *call) describeRequest(ctx context.Context, in *devtoolsArgs, e netEntry, firefox bool) (*Result, error) {
 	status := "pending"
 	switch {
@@ -199,14 +191,9 @@ func (c *call) describeRequest(ctx context.Context, in *devtoolsArgs, e netEntry
 	if e.status != 0 {
 		lines = append(lines, "Response headers:", indent(e.respHeaders))
 	}
-	wantBody := in.Body == nil || *in.Body
 	switch {
-	case !wantBody:
 	case firefox:
-		if in.Body != nil {
-			return nil, wire.Errorf(wire.CodeUnsupported, "Firefox gives extensions no response bodies; ask with body false for the headers")
-		}
-		lines = append(lines, "Body: not available in Firefox, which gives extensions no response bodies.")
+		lines = append(lines, "Body: [unsupported] not available in Firefox, which gives extensions no response bodies.")
 	case !e.finished:
 		lines = append(lines, "Body: the response has not finished loading; ask again with devtools wait_response.")
 	case e.failed != "":

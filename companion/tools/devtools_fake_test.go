@@ -331,10 +331,10 @@ func TestStorageCookiesNameTheTabsURL(t *testing.T) {
 	if got := p.paramsOf("Network.getCookies"); len(got) != 1 || string(got[0]) != `{"urls":["`+p.href+`"]}` {
 		t.Fatalf("Network.getCookies params %s", got)
 	}
-	p.ok(alice, "storage", map[string]any{"tabId": p.tab, "action": "set", "area": "cookies", "name": "seed", "value": "v", "path": "/app", "expires": 1900000000})
+	p.ok(alice, "storage", map[string]any{"tabId": p.tab, "action": "set", "area": "cookies", "name": "seed", "value": "v"})
 	var set map[string]any
 	json.Unmarshal(p.paramsOf("Network.setCookie")[0], &set)
-	if set["url"] != "http://127.0.0.1:8080/app" || set["path"] != "/app" || set["name"] != "seed" || set["expires"] != float64(1900000000) || set["domain"] != nil {
+	if set["url"] != "http://127.0.0.1:8080/" || set["path"] != "/" || set["name"] != "seed" || set["value"] != "v" || set["domain"] != nil {
 		t.Fatalf("Network.setCookie params %v", set)
 	}
 	p.ok(alice, "storage", map[string]any{"tabId": p.tab, "action": "clear", "area": "cookies"})
@@ -399,7 +399,7 @@ func TestExtensionsNeedThePersonsSwitch(t *testing.T) {
 func TestEmulationSurvivesADetach(t *testing.T) {
 	p := newDevPage(t, wire.EngineChromium, nil)
 	alice := p.e.NewSession("agent:alice", "alice")
-	out := p.ok(alice, "emulate", map[string]any{"tabId": p.tab, "device": "iphone", "colorScheme": "dark", "cpuThrottling": 4, "geolocation": map[string]any{"latitude": 38.7, "longitude": -9.1}})
+	out := p.ok(alice, "emulate", map[string]any{"tabId": p.tab, "device": "iphone", "colorScheme": "dark", "cpu": 4, "position": "38.7, -9.1"})
 	if !strings.Contains(out, "device iphone (393×852), colour scheme dark, position 38.70000, -9.10000, CPU 4× slower") {
 		t.Fatalf("emulate: %s", out)
 	}
@@ -410,7 +410,7 @@ func TestEmulationSurvivesADetach(t *testing.T) {
 	}
 	// A second call sends only what changed.
 	p.forget()
-	p.ok(alice, "emulate", map[string]any{"tabId": p.tab, "offline": true})
+	p.ok(alice, "emulate", map[string]any{"tabId": p.tab, "network": "offline"})
 	if got := strings.Join(p.commands(), ","); got != "Network.emulateNetworkConditions" {
 		t.Fatalf("offline sent %s", got)
 	}
@@ -444,6 +444,9 @@ func TestEmulationSurvivesADetach(t *testing.T) {
 	json.Unmarshal(p.paramsOf("Emulation.setEmulatedMedia")[0], &media)
 	if fmt.Sprint(media["features"]) != "[]" {
 		t.Fatalf("reset media %v", media)
+	}
+	for _, bad := range []string{"north", "91,0", "10", "1,181"} {
+		wantCode(t, p.call(alice, "emulate", map[string]any{"tabId": p.tab, "position": bad}), wire.CodeBadParams)
 	}
 }
 

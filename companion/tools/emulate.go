@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -28,7 +29,6 @@ var devices = map[string]device{
 	"iphone":  {393, 852, 3, true, "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"},
 	"pixel":   {412, 915, 2.625, true, "Mozilla/5.0 (Linux; Android 14; Pixel 7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36"},
 	"ipad":    {820, 1180, 2, true, "Mozilla/5.0 (iPad; CPU OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"},
-	"laptop":  {1366, 768, 1, false, ""},
 	"desktop": {1920, 1080, 1, false, ""},
 }
 
@@ -47,22 +47,20 @@ var networks = map[string]throttle{
 // maxCPUThrottling bounds the CPU slow-down factor.
 const maxCPUThrottling = 20
 
-type geolocation struct {
-	Latitude  float64 `json:"latitude" jsonschema:"degrees"`
-	Longitude float64 `json:"longitude" jsonschema:"degrees"`
-	Accuracy  float64 `json:"accuracy,omitempty" jsonschema:"metres (default 50)"`
+type emulateArgs struct {
+	TabID    int     `json:"tabId" jsonschema:"tab id"`
+	Device   string  `json:"device,omitempty" jsonschema:"viewport, touch and user agent"`
+	Color    string  `json:"colorScheme,omitempty" jsonschema:"prefers-color-scheme"`
+	Network  string  `json:"network,omitempty" jsonschema:"speed or offline"`
+	CPU      float64 `json:"cpu,omitempty" jsonschema:"slow-down factor"`
+	Position string  `json:"position,omitempty" jsonschema:"latitude,longitude"`
+	Reset    bool    `json:"reset,omitempty" jsonschema:"end all emulation first"`
 }
 
-type emulateArgs struct {
-	TabID         int          `json:"tabId" jsonschema:"tab id"`
-	Device        string       `json:"device,omitempty" jsonschema:"viewport, touch and user agent preset; none ends it"`
-	ColorScheme   string       `json:"colorScheme,omitempty" jsonschema:"prefers-color-scheme"`
-	Geolocation   *geolocation `json:"geolocation,omitempty" jsonschema:"position the page sees (it still asks permission)"`
-	Offline       *bool        `json:"offline,omitempty" jsonschema:"cut the tab off the network"`
-	Network       string       `json:"network,omitempty" jsonschema:"throttling preset"`
-	CPUThrottling float64      `json:"cpuThrottling,omitempty" jsonschema:"slow the CPU this many times (1 ends it)"`
-	Reset         bool         `json:"reset,omitempty" jsonschema:"end every emulation of the tab"`
-}
+// geoAccuracy is the accuracy, in metres, of an emulated position.
+const geoAccuracy = 50
+
+type geolocation struct{ Latitude, Longitude, Accuracy float64 }
 
 // emulation is what is in force on a tab.
 type emulation struct {
@@ -106,26 +104,19 @@ func (em *emulation) String() string {
 
 func registerEmulate(e *Engine) {
 	define(e, Info{
-		Name: "emulate",
-		Description: "Make a tab look like a phone or tablet, dark mode, another position, a slow or offline network or a slow CPU, " +
-			"to test how its page adapts. Settings add up until reset is true; Chromium only.",
-		Mutating: true, Batchable: true, Extended: true,
+		Name:        "emulate",
+		Description: "Test a tab's page as on a phone or tablet, in dark mode, at a position, on a slow or offline network or CPU (Chromium). Settings add up until reset.",
+		Mutating:    true, Batchable: true, Extended: true,
 	}, func(s *jsonschema.Schema) {
-		names := make([]string, 0, len(devices)+1)
+		names := make([]string, 0, len(devices))
 		for n := range devices {
 			names = append(names, n)
 		}
 		slices.Sort(names)
-		enum(s, "device", append(names, "none")...)
-		enum(s, "colorScheme", "light", "dark", "none")
-		enum(s, "network", "slow-3g", "fast-3g", "4g", "none")
-		bounds(s, "cpuThrottling", 1, maxCPUThrottling)
-		g := s.Properties["geolocation"]
-		lat, lon := g.Properties["latitude"], g.Properties["longitude"]
-		lo, hi := -90.0, 90.0
-		lat.Minimum, lat.Maximum = &lo, &hi
-		lo2, hi2 := -180.0, 180.0
-		lon.Minimum, lon.Maximum = &lo2, &hi2
+		enum(s, "device", names...)
+		enum(s, "colorScheme", "light", "dark")
+		enum(s, "network", "offline", "slow-3g", "fast-3g", "4g")
+		bounds(s, "cpu", 1, maxCPUThrottling)
 	}, runEmulate)
 }
 
@@ -148,26 +139,27 @@ func runEmulate(ctx context.Context, c *call, in *emulateArgs) (*Result, error) 
 		now = emulation{}
 	}
 	if in.Device != "" {
-		now.device = strings.TrimPrefix(in.Device, "none")
+		now.device = in.Device
 	}
-	if in.ColorScheme != "" {
-		now.colorScheme = strings.TrimPrefix(in.ColorScheme, "none")
+	if in.Color != "" {
+		now.colorScheme = in.Color
 	}
-	if in.Geolocation != nil {
-		g := *in.Geolocation
-		if g.Accuracy <= 0 {
-			g.Accuracy = 50
+	if in.Position != "" {
+		g, err := parsePosition(in.Position)
+		if err != nil {
+			return nil, err
 		}
-		now.geo = &g
+		now.geo = g
 	}
-	if in.Offline != nil {
-		now.offline = *in.Offline
+	switch in.Network {
+	case "":
+	case "offline":
+		now.offline, now.network = true, ""
+	default:
+		now.offline, now.network = false, in.Network
 	}
-	if in.Network != "" {
-		now.network = strings.TrimPrefix(in.Network, "none")
-	}
-	if in.CPUThrottling != 0 {
-		now.cpu = in.CPUThrottling
+	if in.CPU != 0 {
+		now.cpu = in.CPU
 	}
 	if err := ts.emulate(ctx, c.s.Label, old, now); err != nil {
 		return nil, err
@@ -241,6 +233,17 @@ func (ts *tabState) emulate(ctx context.Context, agent string, old, em emulation
 	}
 	ts.mu.Unlock()
 	return nil
+}
+
+// parsePosition reads "latitude,longitude" in degrees.
+func parsePosition(s string) (*geolocation, error) {
+	lat, lon, ok := strings.Cut(s, ",")
+	la, err1 := strconv.ParseFloat(strings.TrimSpace(lat), 64)
+	lo, err2 := strconv.ParseFloat(strings.TrimSpace(lon), 64)
+	if !ok || err1 != nil || err2 != nil || la < -90 || la > 90 || lo < -180 || lo > 180 {
+		return nil, wire.Errorf(wire.CodeBadParams, "position must be latitude,longitude in degrees, e.g. 38.7223,-9.1393")
+	}
+	return &geolocation{Latitude: la, Longitude: lo, Accuracy: geoAccuracy}, nil
 }
 
 // orNoLimit is a throughput for Network.emulateNetworkConditions: -1 turns

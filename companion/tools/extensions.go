@@ -19,9 +19,9 @@ import (
 // the extension checks itself.
 
 type extensionsArgs struct {
-	Action    string `json:"action" jsonschema:"list, enable or disable"`
-	BrowserID string `json:"browserId,omitempty" jsonschema:"browser (default: where your tabs open)"`
-	ID        string `json:"id,omitempty" jsonschema:"enable, disable: the extension id from list"`
+	Action    string `json:"action" jsonschema:"what to do"`
+	BrowserID string `json:"browserId,omitempty" jsonschema:"default: where your tabs open"`
+	ID        string `json:"id,omitempty" jsonschema:"extension id, from list"`
 }
 
 // maxExtensionsListed bounds a list answer.
@@ -29,9 +29,8 @@ const maxExtensionsListed = 200
 
 func registerExtensions(e *Engine) {
 	define(e, Info{
-		Name: "extensions",
-		Description: "List the browser's extensions, or enable or disable one, e.g. to rule out an extension breaking a page. " +
-			"Only if the person allowed it in Reins' settings.",
+		Name:        "extensions",
+		Description: "List, enable or disable the browser's extensions, e.g. to rule one out as breaking a page; if the person allowed it.",
 		Destructive: true, Batchable: true, Extended: true,
 	}, func(s *jsonschema.Schema) { enum(s, "action", "list", "enable", "disable") }, runExtensions)
 }

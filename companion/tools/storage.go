@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -27,21 +26,17 @@ const (
 )
 
 type storageArgs struct {
-	TabID    int    `json:"tabId" jsonschema:"tab id"`
-	Action   string `json:"action" jsonschema:"get, set or clear"`
-	Area     string `json:"area" jsonschema:"cookies, local or session"`
-	Name     string `json:"name,omitempty" jsonschema:"cookie or key; without it get and clear cover the whole area"`
-	Value    string `json:"value,omitempty" jsonschema:"set: the value"`
-	Path     string `json:"path,omitempty" jsonschema:"set cookie: path (default /)"`
-	Expires  int64  `json:"expires,omitempty" jsonschema:"set cookie: Unix seconds (default: session cookie)"`
-	HTTPOnly bool   `json:"httpOnly,omitempty" jsonschema:"set cookie: hidden from page scripts"`
+	TabID  int    `json:"tabId" jsonschema:"tab id"`
+	Action string `json:"action" jsonschema:"what to do"`
+	Area   string `json:"area" jsonschema:"where"`
+	Name   string `json:"name,omitempty" jsonschema:"cookie or key (default: all)"`
+	Value  string `json:"value,omitempty" jsonschema:"for set"`
 }
 
 func registerStorage(e *Engine) {
 	define(e, Info{
-		Name: "storage",
-		Description: "Read, set or clear the cookies, localStorage or sessionStorage of a tab's own site, " +
-			"e.g. to check a login state or seed a preference. Other sites' cookies are out of reach.",
+		Name:        "storage",
+		Description: "Read, set or clear the cookies, localStorage or sessionStorage of a tab's own site, e.g. to check a login or seed state.",
 		Destructive: true, Mutating: true, Batchable: true, Extended: true,
 	}, func(s *jsonschema.Schema) {
 		enum(s, "action", "get", "set", "clear")
@@ -171,17 +166,10 @@ func (c *call) cookies(ctx context.Context, in *storageArgs, href string) (*Resu
 	}
 	switch in.Action {
 	case "set":
-		path := in.Path
-		if path == "" {
-			path = "/"
-		}
-		if !strings.HasPrefix(path, "/") {
-			return nil, wire.Errorf(wire.CodeBadParams, "path must start with /")
-		}
-		p := map[string]any{"name": in.Name, "value": in.Value, "url": site + path, "path": path, "httpOnly": in.HTTPOnly, "secure": u.Scheme == "https"}
-		if in.Expires > 0 {
-			p["expires"] = in.Expires
-		}
+		// A session cookie for the whole site, as a page's own
+		// document.cookie = "name=value; path=/" would set.
+		const path = "/"
+		p := map[string]any{"name": in.Name, "value": in.Value, "url": site + path, "path": path, "secure": u.Scheme == "https"}
 		var res struct {
 			Success *bool `json:"success"`
 		}
