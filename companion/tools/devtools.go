@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -32,7 +33,7 @@ const (
 type devtoolsArgs struct {
 	TabID   int    `json:"tabId" jsonschema:"tab id"`
 	Action  string `json:"action" jsonschema:"what to do"`
-	Pattern string `json:"pattern,omitempty" jsonschema:"text, URL part, regexp or request id"`
+	Pattern string `json:"pattern,omitempty" jsonschema:"console: text or regexp; else part of the URL, /regexp/ or a request id"`
 	Level   string `json:"level,omitempty" jsonschema:"console: lowest level (default info)"`
 	Timeout int    `json:"timeout,omitempty" jsonschema:"wait_response seconds (default 10)"`
 }
@@ -66,7 +67,7 @@ func runDevtools(ctx context.Context, c *call, in *devtoolsArgs) (*Result, error
 		if in.Pattern == "" {
 			return nil, wire.Errorf(wire.CodeBadParams, "request needs a pattern: part of the URL, or a request id")
 		}
-		match := matcher(in.Pattern)
+		match := urlMatcher(in.Pattern)
 		e, ok := ts.network.newest(func(e *netEntry) bool { return e.id == in.Pattern })
 		if !ok {
 			e, ok = ts.network.newest(func(e *netEntry) bool { return match(e.url) })
@@ -91,6 +92,19 @@ func runDevtools(ctx context.Context, c *call, in *devtoolsArgs) (*Result, error
 		return c.trace(ctx, ts, in)
 	}
 	return nil, wire.Errorf(wire.CodeBadParams, "action must be console, request, wait_response, trace_start or trace_stop")
+}
+
+// urlMatcher matches URLs that contain pattern; a pattern written /like
+// this/ is a regular expression. URLs are full of characters that mean
+// something else in a regular expression (. and ?), so plain text is the
+// default.
+func urlMatcher(pattern string) func(string) bool {
+	if len(pattern) > 2 && strings.HasPrefix(pattern, "/") && strings.HasSuffix(pattern, "/") {
+		if re, err := regexp.Compile(pattern[1 : len(pattern)-1]); err == nil {
+			return func(u string) bool { return re.MatchString(u) || strings.Contains(u, pattern) }
+		}
+	}
+	return func(u string) bool { return strings.Contains(u, pattern) }
 }
 
 func devConsole(ts *tabState, in *devtoolsArgs) *Result {
@@ -130,7 +144,7 @@ func (c *call) waitResponse(ctx context.Context, ts *tabState, in *devtoolsArgs)
 	if since.IsZero() {
 		since = c.start
 	}
-	match := matcher(in.Pattern)
+	match := urlMatcher(in.Pattern)
 	var first netEntry
 	found := false
 	for {
@@ -245,6 +259,7 @@ var perfDeclaration = perfJS[strings.Index(perfJS, "function"):]
 type perfReport struct {
 	URL       string   `json:"url"`
 	Started   bool     `json:"started"`
+	Load      bool     `json:"load"`
 	Elapsed   float64  `json:"elapsed"`
 	Supported []string `json:"supported"`
 	LCP       *struct {
@@ -272,49 +287,113 @@ type perfReport struct {
 	} `json:"tasks"`
 }
 
-// trace starts or stops a trace in the tab's isolated world. The browser's
+// traceWorld is the isolated world the trace runs in, apart from the
+// engine's helper world.
+const traceWorld = "reins-trace"
+
+// trace starts or stops a trace in the tab's trace world. While a trace is
+// on, every new document of the tab runs perf.js's "load" at its start, so
+// a reload or a navigation is measured from its beginning. The browser's
 // own Tracing domain is not used: a trace started through one tab records
 // the whole browser, other sites' tabs included.
 func (c *call) trace(ctx context.Context, ts *tabState, in *devtoolsArgs) (*Result, error) {
 	action := strings.TrimPrefix(in.Action, "trace_")
-	var raw string
-	for attempt := 0; ; attempt++ {
-		world, err := ts.worldID(ctx, c.s.Label)
-		if err != nil {
+	if action == "start" {
+		if err := ts.traceNewDocuments(ctx, c.s.Label, true); err != nil {
 			return nil, err
 		}
-		var res evalResult
-		err = c.cdp(ctx, in.TabID, "Runtime.callFunctionOn", map[string]any{
-			"functionDeclaration": perfDeclaration, "executionContextId": world,
-			"arguments": []map[string]any{{"value": action}}, "returnByValue": true,
-		}, &res)
-		if err != nil && attempt == 0 && contextGone(err) {
-			ts.dropWorld(world)
-			continue
-		}
-		if err != nil {
+	}
+	raw, err := c.inTraceWorld(ctx, ts, in.TabID, action)
+	if action == "stop" {
+		if err := ts.traceNewDocuments(ctx, c.s.Label, false); err != nil {
 			return nil, err
 		}
-		if res.ExceptionDetails != nil {
-			return nil, wire.Errorf(wire.CodeInternal, "the trace script failed: %s", firstLine(res.ExceptionDetails.text()))
-		}
-		if err := json.Unmarshal(res.Result.Value, &raw); err != nil {
-			return nil, wire.Errorf(wire.CodeInternal, "the trace script answered %s", truncate(string(res.Result.Value), 200))
-		}
-		break
+	}
+	if err != nil {
+		return nil, err
 	}
 	if action == "start" {
 		var st struct {
 			URL string `json:"url"`
 		}
 		_ = json.Unmarshal([]byte(raw), &st)
-		return textResult(fmt.Sprintf("Tracing tab %d (%s). Load or use the page, then call devtools trace_stop; a page loaded after this is measured from its start.", in.TabID, truncate(st.URL, 300))), nil
+		return textResult(fmt.Sprintf("Tracing tab %d (%s). Load or use the page, then call devtools trace_stop; a page loaded meanwhile is measured from its start.", in.TabID, truncate(st.URL, 300))), nil
 	}
 	var r perfReport
 	if err := json.Unmarshal([]byte(raw), &r); err != nil {
 		return nil, wire.Errorf(wire.CodeInternal, "decoding the trace: %v", err)
 	}
 	return textResult(r.summary(in.TabID)...), nil
+}
+
+// inTraceWorld runs perf.js with action in the trace world of the tab's
+// main frame and returns its JSON answer.
+func (c *call) inTraceWorld(ctx context.Context, ts *tabState, tabID int, action string) (string, error) {
+	for attempt := 0; ; attempt++ {
+		frame, err := ts.mainFrameNow(ctx, c.s.Label)
+		if err != nil {
+			return "", err
+		}
+		var world struct {
+			ID int `json:"executionContextId"`
+		}
+		if err := c.cdp(ctx, tabID, "Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": traceWorld}, &world); err != nil {
+			return "", err
+		}
+		var res evalResult
+		err = c.cdp(ctx, tabID, "Runtime.callFunctionOn", map[string]any{
+			"functionDeclaration": perfDeclaration, "executionContextId": world.ID,
+			"arguments": []map[string]any{{"value": action}}, "returnByValue": true,
+		}, &res)
+		if err != nil && attempt == 0 && contextGone(err) {
+			continue // the document changed under the call
+		}
+		if err != nil {
+			return "", err
+		}
+		if res.ExceptionDetails != nil {
+			return "", wire.Errorf(wire.CodeInternal, "the trace script failed: %s", firstLine(res.ExceptionDetails.text()))
+		}
+		var raw string
+		if err := json.Unmarshal(res.Result.Value, &raw); err != nil {
+			return "", wire.Errorf(wire.CodeInternal, "the trace script answered %s", truncate(string(res.Result.Value), 200))
+		}
+		return raw, nil
+	}
+}
+
+// traceNewDocuments has every new document of the tab start measuring at
+// its beginning (on), or stops that (off). ensure puts it back after the
+// debugger detached, which drops it.
+func (ts *tabState) traceNewDocuments(ctx context.Context, agent string, on bool) error {
+	ts.mu.Lock()
+	old := ts.traceScript
+	ts.traceScript, ts.tracing = "", on
+	ts.mu.Unlock()
+	if old != "" {
+		if _, err := ts.e.hub.CDP(ctx, ts.id, "Page.removeScriptToEvaluateOnNewDocument", map[string]any{"identifier": old}, "", agent); err != nil && ts.ready.Load() {
+			return fmt.Errorf("ending the trace of tab %d: %w", ts.id, err)
+		}
+	}
+	if !on {
+		return nil
+	}
+	var added struct {
+		Identifier string `json:"identifier"`
+	}
+	raw, err := ts.e.hub.CDP(ctx, ts.id, "Page.addScriptToEvaluateOnNewDocument", map[string]any{
+		"source": "(" + perfDeclaration + ")('load')", "worldName": traceWorld,
+	}, "", agent)
+	if err != nil {
+		return fmt.Errorf("starting the trace of tab %d: %w", ts.id, err)
+	}
+	if err := json.Unmarshal(raw, &added); err != nil || added.Identifier == "" {
+		return wire.Errorf(wire.CodeInternal, "Page.addScriptToEvaluateOnNewDocument returned no identifier")
+	}
+	ts.mu.Lock()
+	ts.traceScript = added.Identifier
+	ts.mu.Unlock()
+	return nil
 }
 
 // rate grades a metric by the Web Vitals thresholds.
@@ -330,7 +409,10 @@ func rate(v, good, poor float64) string {
 
 func (r perfReport) summary(tab int) []string {
 	span := "since trace_start"
-	if !r.Started {
+	switch {
+	case r.Load:
+		span = "since the page loaded, after trace_start"
+	case !r.Started:
 		span = "since the page loaded (no trace_start in this document)"
 	}
 	lines := []string{fmt.Sprintf("Trace of tab %d, %s: %.1f s %s.", tab, truncate(r.URL, 300), r.Elapsed/1000, span)}

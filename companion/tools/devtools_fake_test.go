@@ -138,6 +138,9 @@ func (p *devPage) cdp(params json.RawMessage) (any, error) {
 			} `json:"arguments"`
 		}
 		json.Unmarshal(c.Params, &cp)
+		if strings.Contains(cp.FunctionDeclaration, "__reinsPerf") {
+			return map[string]any{"result": map[string]any{"type": "string", "value": `{"url":"` + href + `"}`}}, nil
+		}
 		m := helperFn.FindStringSubmatch(cp.FunctionDeclaration)
 		if m == nil {
 			return nil, fmt.Errorf("unexpected function %.80s", cp.FunctionDeclaration)
@@ -155,6 +158,8 @@ func (p *devPage) cdp(params json.RawMessage) (any, error) {
 		return map[string]any{"cookies": []map[string]any{{"name": "sid", "value": "s3cret", "domain": "127.0.0.1", "path": "/", "expires": -1, "session": true, "httpOnly": true}}}, nil
 	case "Network.setCookie":
 		return map[string]any{"success": true}, nil
+	case "Page.addScriptToEvaluateOnNewDocument":
+		return map[string]any{"identifier": fmt.Sprint(len(p.sent))}, nil
 	}
 	return map[string]any{}, nil
 }
@@ -394,11 +399,16 @@ func TestExtensionsNeedThePersonsSwitch(t *testing.T) {
 	wantCode(t, p.call(alice, "extensions", map[string]any{"action": "enable"}), wire.CodeBadParams)
 }
 
-// Emulation lasts: when the debugger detached from an idle tab, the
-// browser dropped it, and the next call on the tab puts it back first.
+// Emulation and a trace last: when the debugger detached from an idle tab,
+// the browser dropped them, and the next call on the tab puts them back
+// first.
 func TestEmulationSurvivesADetach(t *testing.T) {
 	p := newDevPage(t, wire.EngineChromium, nil)
 	alice := p.e.NewSession("agent:alice", "alice")
+	p.ok(alice, "devtools", map[string]any{"tabId": p.tab, "action": "trace_start"})
+	if n := len(p.paramsOf("Page.addScriptToEvaluateOnNewDocument")); n != 1 {
+		t.Fatalf("trace_start added %d new-document scripts", n)
+	}
 	out := p.ok(alice, "emulate", map[string]any{"tabId": p.tab, "device": "iphone", "colorScheme": "dark", "cpu": 4, "position": "38.7, -9.1"})
 	if !strings.Contains(out, "device iphone (393×852), colour scheme dark, position 38.70000, -9.10000, CPU 4× slower") {
 		t.Fatalf("emulate: %s", out)
@@ -425,7 +435,7 @@ func TestEmulationSurvivesADetach(t *testing.T) {
 		p.ok(alice, "devtools", map[string]any{"tabId": p.tab, "action": "console"})
 		return len(p.paramsOf("Page.enable")) > 0
 	})
-	for _, m := range []string{"Emulation.setDeviceMetricsOverride", "Emulation.setEmulatedMedia", "Emulation.setCPUThrottlingRate", "Emulation.setGeolocationOverride", "Network.emulateNetworkConditions"} {
+	for _, m := range []string{"Emulation.setDeviceMetricsOverride", "Emulation.setEmulatedMedia", "Emulation.setCPUThrottlingRate", "Emulation.setGeolocationOverride", "Network.emulateNetworkConditions", "Page.addScriptToEvaluateOnNewDocument"} {
 		if len(p.paramsOf(m)) != 1 {
 			t.Errorf("after the detach %s was sent %d times: %v", m, len(p.paramsOf(m)), p.commands())
 		}

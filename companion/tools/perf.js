@@ -1,27 +1,30 @@
-// The devtools tool's performance trace, run in the engine's isolated world
-// (page scripts cannot see or fake it). "start" marks the time and starts
-// observing interactions down to 16 ms; "stop" reads what the page's
-// performance timeline buffered (LCP, layout shifts, long tasks, slow
-// interactions) and what was observed, and returns the raw numbers for the
-// engine to summarise. Buffered entries cover a document that loaded after
-// the start, so a trace survives the navigation it is meant to measure.
+// The devtools tool's performance trace, run in an isolated world of its
+// own (page scripts cannot see or fake it). "start" marks the time in the
+// current document; "load" runs at the start of every document loaded while
+// the trace is on, so that document is measured from its beginning. Both
+// observe interactions down to 16 ms and long tasks as they happen. "stop"
+// reads those and what the page's performance timeline buffered (LCP,
+// layout shifts), and returns the raw numbers for the engine to summarise.
 function (action) {
   const g = globalThis;
   const MAX = 2000;
-  if (action === 'start') {
-    if (g.__reinsPerf) for (const o of g.__reinsPerf.obs) o.disconnect();
-    const st = { t0: performance.now(), origin: performance.timeOrigin, events: [], obs: [] };
-    try {
-      const po = new PerformanceObserver((list) => {
-        for (const e of list.getEntries()) if (e.interactionId && st.events.length < MAX) st.events.push([e.interactionId, e.duration, e.startTime, e.name]);
-      });
-      po.observe({ type: 'event', durationThreshold: 16 });
-      st.obs.push(po);
-    } catch (e) { /* no Event Timing in this browser */ }
+  if (action === 'start' || action === 'load') {
+    if (g.__reinsPerf) for (const [o] of g.__reinsPerf.obs) o.disconnect();
+    const st = { t0: action === 'load' ? 0 : performance.now(), origin: performance.timeOrigin, load: action === 'load', events: [], tasks: [], obs: [] };
+    const watch = (type, opts, keep) => {
+      try {
+        const po = new PerformanceObserver((list) => { for (const e of list.getEntries()) keep(e); });
+        po.observe(Object.assign({ type, buffered: true }, opts));
+        st.obs.push([po, keep]);
+      } catch (e) { /* not in this browser */ }
+    };
+    watch('event', { durationThreshold: 16 }, (e) => { if (e.interactionId && st.events.length < MAX) st.events.push([e.interactionId, e.duration, e.startTime, e.name]); });
+    watch('longtask', {}, (e) => { if (st.tasks.length < MAX) st.tasks.push([e.startTime, e.duration]); });
     g.__reinsPerf = st;
     return JSON.stringify({ url: location.href });
   }
   const st = g.__reinsPerf && g.__reinsPerf.origin === performance.timeOrigin ? g.__reinsPerf : null;
+  if (st) for (const [o, keep] of st.obs) for (const e of o.takeRecords()) keep(e);
   const t0 = st ? st.t0 : 0;
   const take = (type) => {
     try {
@@ -40,7 +43,7 @@ function (action) {
     else if (typeof el.className === 'string' && el.className.trim()) s += '.' + el.className.trim().split(/\s+/).slice(0, 2).join('.');
     return s;
   };
-  const out = { url: location.href, started: !!st, elapsed: performance.now() - t0, supported: PerformanceObserver.supportedEntryTypes };
+  const out = { url: location.href, started: !!st, load: !!(st && st.load), elapsed: performance.now() - t0, supported: PerformanceObserver.supportedEntryTypes };
   const lcp = take('largest-contentful-paint');
   if (lcp && lcp.length) {
     const e = lcp[lcp.length - 1];
@@ -75,12 +78,14 @@ function (action) {
     const pick = all[Math.min(all.length - 1, Math.floor(all.length / 50))];
     out.inp = { count: all.length, value: pick ? pick[0] : 0, name: pick ? pick[1] : '', observed: !!st };
   }
-  const tasks = take('longtask');
-  if (tasks) {
+  const tasks = st ? st.tasks : (take('longtask') || []).map((e) => [e.startTime, e.duration]);
+  if (PerformanceObserver.supportedEntryTypes.includes('longtask')) {
     let total = 0, blocking = 0, longest = 0, n = 0;
-    for (const e of tasks) {
-      if (e.startTime < t0) continue;
-      n++; total += e.duration; blocking += Math.max(0, e.duration - 50); longest = Math.max(longest, e.duration);
+    const seen = new Set();
+    for (const [t, d] of tasks) {
+      if (t < t0 || seen.has(t)) continue;
+      seen.add(t);
+      n++; total += d; blocking += Math.max(0, d - 50); longest = Math.max(longest, d);
     }
     out.tasks = { count: n, total, blocking, longest };
   }

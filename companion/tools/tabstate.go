@@ -35,7 +35,11 @@ type tabState struct {
 	network   *networkLog
 	docStatus map[string]int // loaderId → HTTP status of the main document
 	emulation *emulation     // what the emulate tool put in force, nil if nothing
-	gone      bool
+	// tracing: a devtools trace is on; traceScript is the id of the
+	// new-document script that measures each page from its start.
+	tracing     bool
+	traceScript string
+	gone        bool
 }
 
 // tabState returns the tab's state, subscribing to its events on first use.
@@ -112,12 +116,19 @@ func (ts *tabState) ensure(ctx context.Context, agent string) error {
 	if _, err := ts.mainFrameNow(ctx, agent); err != nil {
 		return fmt.Errorf("preparing tab %d: %w", ts.id, err)
 	}
-	// A detach dropped the emulation with the debugger session.
+	// A detach dropped the emulation and the trace's new-document script
+	// with the debugger session.
 	ts.mu.Lock()
-	em := ts.emulation
+	em, tracing := ts.emulation, ts.tracing
+	ts.traceScript = ""
 	ts.mu.Unlock()
 	if em != nil {
 		if err := ts.emulate(ctx, agent, emulation{}, *em); err != nil {
+			return err
+		}
+	}
+	if tracing {
+		if err := ts.traceNewDocuments(ctx, agent, true); err != nil {
 			return err
 		}
 	}
