@@ -57,7 +57,7 @@ func startDevtoolsPages(t *testing.T) *httptest.Server {
 	// /dt/cookies sets the site's cookie and frames ?frame as a third party.
 	mux.HandleFunc("GET /dt/cookies", func(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: "sid", Value: "abc123", Path: "/"})
-		page(`<!doctype html><title>Cookies</title><p>cookies</p><iframe src="` + r.URL.Query().Get("frame") + `"></iframe>`)(w, r)
+		page(`<!doctype html><title>Cookies</title><p>cookies</p><iframe src="`+r.URL.Query().Get("frame")+`"></iframe>`)(w, r)
 	})
 	mux.HandleFunc("GET /dt/setcookie", func(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: r.URL.Query().Get("name"), Value: r.URL.Query().Get("value"), Path: "/"})
