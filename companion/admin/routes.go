@@ -87,8 +87,8 @@ func (h *Handler) routes() map[string]http.Handler {
 		"POST /v1/browsers/code":        h.serve(h.pairingCode),
 
 		"GET /v1/settings":                         h.serve(h.getSettings),
-		"PUT /v1/settings/manage-extensions":       h.serve(h.setManageExtensions),
-		"PUT /v1/settings/developer-agents/{name}": h.serve(h.setDeveloperAgent),
+		"PUT /v1/settings/manage-extensions":       h.serve(h.setManageExtensions()),
+		"PUT /v1/settings/developer-agents/{name}": h.serve(h.setDeveloperAgent()),
 
 		"/mcp": h.mcp(),
 	}

@@ -51,39 +51,33 @@ func (h *Handler) getSettings(*http.Request) (any, error) {
 	return out, err
 }
 
-func decodeSwitch(r *http.Request) (bool, error) {
-	var req switchRequest
-	if err := decode(r, &req); err != nil {
-		return false, err
+// setSwitch answers a route that turns a setting on or off with the
+// request's {"on": bool}.
+func (h *Handler) setSwitch(set func(s Settings, r *http.Request, on bool) error) handler {
+	return func(r *http.Request) (any, error) {
+		s, err := h.settings()
+		if err != nil {
+			return nil, err
+		}
+		var req switchRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		if req.On == nil {
+			return nil, fmt.Errorf("%w: on (true or false) is required", ErrBadRequest)
+		}
+		return struct{}{}, set(s, r, *req.On)
 	}
-	if req.On == nil {
-		return false, fmt.Errorf("%w: on (true or false) is required", ErrBadRequest)
-	}
-	return *req.On, nil
 }
 
-func (h *Handler) setManageExtensions(r *http.Request) (any, error) {
-	s, err := h.settings()
-	if err != nil {
-		return nil, err
-	}
-	on, err := decodeSwitch(r)
-	if err != nil {
-		return nil, err
-	}
-	return struct{}{}, s.SetManageExtensions(on)
+func (h *Handler) setManageExtensions() handler {
+	return h.setSwitch(func(s Settings, _ *http.Request, on bool) error { return s.SetManageExtensions(on) })
 }
 
-func (h *Handler) setDeveloperAgent(r *http.Request) (any, error) {
-	s, err := h.settings()
-	if err != nil {
-		return nil, err
-	}
-	on, err := decodeSwitch(r)
-	if err != nil {
-		return nil, err
-	}
-	return struct{}{}, s.SetDeveloperAgentByName(r.PathValue("name"), on)
+func (h *Handler) setDeveloperAgent() handler {
+	return h.setSwitch(func(s Settings, r *http.Request, on bool) error {
+		return s.SetDeveloperAgentByName(r.PathValue("name"), on)
+	})
 }
 
 // Settings reads the permissions of the running companion.

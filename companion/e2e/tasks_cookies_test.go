@@ -1,10 +1,9 @@
 package e2e
 
 import (
-	"crypto/rand"
 	"net/http"
 	"regexp"
-	"sync"
+	"sync/atomic"
 
 	"github.com/reinshq/reins/companion/e2e/internal/taskpages"
 )
@@ -16,40 +15,29 @@ import (
 // and the request after must carry consent=granted.
 func init() {
 	var (
-		mu       sync.Mutex
-		code     string
-		redeemed bool
+		code     secret
+		redeemed atomic.Bool
 	)
 	registerTask(agentTask{
 		name: "cookies",
 		setup: func(pages *taskpages.Server) {
-			mu.Lock()
-			code, redeemed = "P-"+rand.Text()[:10], false
-			mu.Unlock()
+			code.renew("P-")
+			redeemed.Store(false)
 			pages.Handle("GET /cookies/start", func(w http.ResponseWriter, r *http.Request) {
-				mu.Lock()
-				c := code
-				mu.Unlock()
-				http.SetCookie(w, &http.Cookie{Name: "promo", Value: c, Path: "/", HttpOnly: true})
+				http.SetCookie(w, &http.Cookie{Name: "promo", Value: code.get(), Path: "/", HttpOnly: true})
 				http.Redirect(w, r, "/task/cookies", http.StatusSeeOther)
 			})
 			pages.Handle("POST /cookies/redeem", func(w http.ResponseWriter, r *http.Request) {
-				mu.Lock()
-				ok := r.FormValue("code") == code
-				redeemed = redeemed || ok
-				mu.Unlock()
-				if !ok {
+				if !code.is(r.FormValue("code")) {
 					http.Error(w, "that is not your promotion code", http.StatusBadRequest)
 					return
 				}
+				redeemed.Store(true)
 				http.Redirect(w, r, "/task/cookies-redeemed", http.StatusSeeOther)
 			})
 			pages.Handle("GET /cookies/continue", func(w http.ResponseWriter, r *http.Request) {
 				consent, err := r.Cookie("consent")
-				mu.Lock()
-				ok := redeemed && err == nil && consent.Value == "granted"
-				mu.Unlock()
-				if !ok {
+				if !redeemed.Load() || err != nil || consent.Value != "granted" {
 					http.Error(w, "redeem the code and set consent=granted first", http.StatusBadRequest)
 					return
 				}

@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"crypto/rand"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/reinshq/reins/companion/e2e/internal/taskpages"
 )
@@ -16,29 +14,18 @@ import (
 // page text and claims it; the server checks the code and what the page
 // itself reported about its colour scheme and width when it was claimed.
 func init() {
-	var (
-		mu   sync.Mutex
-		code string
-	)
+	var code secret
 	registerTask(agentTask{
 		name: "emulation",
 		setup: func(pages *taskpages.Server) {
-			mu.Lock()
-			code = "N-" + strings.ToUpper(rand.Text()[:8])
-			mu.Unlock()
+			code.renew("N-")
 			pages.Handle("GET /emulation/code", func(w http.ResponseWriter, r *http.Request) {
-				mu.Lock()
-				c := code
-				mu.Unlock()
 				w.Header().Set("Cache-Control", "no-store")
-				w.Write([]byte(c))
+				w.Write([]byte(code.get()))
 			})
 			pages.Handle("POST /emulation/claim", func(w http.ResponseWriter, r *http.Request) {
 				width, _ := strconv.Atoi(r.FormValue("width"))
-				mu.Lock()
-				ok := r.FormValue("code") == code && r.FormValue("dark") == "true" && width > 0 && width <= 600
-				mu.Unlock()
-				if !ok {
+				if !code.is(r.FormValue("code")) || r.FormValue("dark") != "true" || width <= 0 || width > 600 {
 					http.Error(w, "no offer for this device", http.StatusBadRequest)
 					return
 				}

@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/reinshq/reins/companion/e2e/internal/taskpages"
 )
@@ -16,29 +14,18 @@ import (
 // alone. The agent reads the body with devtools and types the number in;
 // the server checks it.
 func init() {
-	var (
-		mu           sync.Mutex
-		confirmation string
-	)
+	var confirmation secret
 	registerTask(agentTask{
 		name: "order",
 		setup: func(pages *taskpages.Server) {
-			mu.Lock()
-			confirmation = "C" + strings.ToUpper(rand.Text()[:12])
-			mu.Unlock()
+			confirmation.renew("C")
 			pages.Handle("GET /api/order", func(w http.ResponseWriter, r *http.Request) {
-				mu.Lock()
-				c := confirmation
-				mu.Unlock()
 				w.Header().Set("Content-Type", "application/json")
 				w.Header().Set("Cache-Control", "no-store")
-				json.NewEncoder(w).Encode(map[string]any{"orderId": "A-1041", "items": 3, "confirmation": c})
+				json.NewEncoder(w).Encode(map[string]any{"orderId": "A-1041", "items": 3, "confirmation": confirmation.get()})
 			})
 			pages.Handle("POST /order/confirm", func(w http.ResponseWriter, r *http.Request) {
-				mu.Lock()
-				ok := r.FormValue("confirmation") == confirmation
-				mu.Unlock()
-				if !ok {
+				if !confirmation.is(r.FormValue("confirmation")) {
 					http.Error(w, "that is not the confirmation number", http.StatusBadRequest)
 					return
 				}

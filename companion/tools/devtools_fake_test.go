@@ -26,9 +26,9 @@ type devPage struct {
 	hub  *hub.Hub
 	ext  *hubtest.Ext
 	e    *tools.Engine
-	tab  int // public id of the shared tab
+	tab  int      // public id of the shared tab
+	page *fakeEnv // answers as a page does, on page.href
 	mu   sync.Mutex
-	href string
 	sent []sentCDP
 	ext1 []string // extensions.* requests received
 
@@ -52,7 +52,7 @@ func newDevPage(t *testing.T, engine wire.Engine, developer func(string) bool) *
 		}
 	}})
 	srv := httptest.NewServer(h)
-	p := &devPage{t: t, hub: h, href: "http://127.0.0.1:8080/app/page", developer: developer}
+	p := &devPage{t: t, hub: h, page: &fakeEnv{href: "http://127.0.0.1:8080/app/page"}, developer: developer}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ext, err := hubtest.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/", wire.Hello{Version: 3, ExtensionVersion: "test", Browser: "Test", BrowserEngine: engine, InstanceID: "i1", BrowserSessionID: "s1"}, hubtest.Options{})
@@ -61,7 +61,7 @@ func newDevPage(t *testing.T, engine wire.Engine, developer func(string) bool) *
 	}
 	p.ext = ext
 	tabs := []wire.TabInfo{
-		{ID: 1, URL: p.href, Title: "App", Shared: true, Agent: true, Owner: "agent:alice", WindowID: 1},
+		{ID: 1, URL: p.href(), Title: "App", Shared: true, Agent: true, Owner: "agent:alice", WindowID: 1},
 		{ID: 2, URL: "https://bank.test/", Title: "Bank", Shared: true, Agent: true, Owner: "agent:bob", WindowID: 1},
 	}
 	ext.Handle(wire.MethodTabsList, func(json.RawMessage) (any, error) { return tabs, nil })
@@ -113,6 +113,8 @@ func newDevPage(t *testing.T, engine wire.Engine, developer func(string) bool) *
 	return p
 }
 
+// cdp records every command with its params and answers those of the new
+// tools; the page's other answers are fakeEnv's.
 func (p *devPage) cdp(params json.RawMessage) (any, error) {
 	var c wire.CDPParams
 	if err := json.Unmarshal(params, &c); err != nil {
@@ -120,48 +122,43 @@ func (p *devPage) cdp(params json.RawMessage) (any, error) {
 	}
 	p.mu.Lock()
 	p.sent = append(p.sent, sentCDP{c.Method, c.Params})
-	href := p.href
 	p.mu.Unlock()
-	reply := func(ok any) any {
-		return map[string]any{"result": map[string]any{"type": "object", "value": map[string]any{"ok": ok, "href": href, "title": "App"}}}
-	}
 	switch c.Method {
-	case "Page.getFrameTree":
-		return map[string]any{"frameTree": map[string]any{"frame": map[string]any{"id": "F1"}}}, nil
-	case "Page.createIsolatedWorld":
-		return map[string]any{"executionContextId": 7}, nil
 	case "Runtime.callFunctionOn":
 		var cp struct {
 			FunctionDeclaration string `json:"functionDeclaration"`
-			Arguments           []struct {
-				Value any `json:"value"`
-			} `json:"arguments"`
 		}
 		json.Unmarshal(c.Params, &cp)
 		if strings.Contains(cp.FunctionDeclaration, "__reinsPerf") {
-			return map[string]any{"result": map[string]any{"type": "string", "value": `{"url":"` + href + `"}`}}, nil
+			return map[string]any{"result": map[string]any{"type": "string", "value": `{"url":"` + p.href() + `"}`}}, nil
 		}
-		m := helperFn.FindStringSubmatch(cp.FunctionDeclaration)
-		if m == nil {
-			return nil, fmt.Errorf("unexpected function %.80s", cp.FunctionDeclaration)
+		if m := helperFn.FindStringSubmatch(cp.FunctionDeclaration); m != nil && m[1] == "storage" {
+			return map[string]any{"result": map[string]any{"type": "object", "value": map[string]any{
+				"ok":   map[string]any{"origin": "http://127.0.0.1:8080", "items": [][]any{{"theme", "dark", 4}}, "total": 1},
+				"href": p.href(), "title": "App",
+			}}}, nil
 		}
-		switch m[1] {
-		case "info":
-			return reply(map[string]any{"title": "App"}), nil
-		case "tree":
-			return reply(map[string]any{"lines": []string{`button "Go" [ref_1]`}, "vw": 1280, "vh": 800}), nil
-		case "storage":
-			return reply(map[string]any{"origin": "http://127.0.0.1:8080", "items": [][]any{{"theme", "dark", 4}}, "total": 1}), nil
-		}
-		return nil, fmt.Errorf("unexpected helper %s", m[1])
 	case "Network.getCookies":
 		return map[string]any{"cookies": []map[string]any{{"name": "sid", "value": "s3cret", "domain": "127.0.0.1", "path": "/", "expires": -1, "session": true, "httpOnly": true}}}, nil
 	case "Network.setCookie":
 		return map[string]any{"success": true}, nil
 	case "Page.addScriptToEvaluateOnNewDocument":
-		return map[string]any{"identifier": fmt.Sprint(len(p.sent))}, nil
+		return map[string]any{"identifier": "script-1"}, nil
 	}
-	return map[string]any{}, nil
+	return p.page.cdp(params)
+}
+
+func (p *devPage) href() string {
+	p.page.mu.Lock()
+	defer p.page.mu.Unlock()
+	return p.page.href
+}
+
+// navigate makes the fake page report another URL, as after a navigation.
+func (p *devPage) navigate(href string) {
+	p.page.mu.Lock()
+	p.page.href = href
+	p.page.mu.Unlock()
 }
 
 // commands lists the methods sent to the page, in order.
@@ -260,10 +257,10 @@ func TestCDPRefusesWhatReachesBeyondTheTab(t *testing.T) {
 		{"Network.clearBrowserCookies", nil, wire.CodeNotAllowed},
 		{"Network.getCookies", nil, wire.CodeNotAllowed},
 		{"Network.getCookies", map[string]any{"urls": []string{"https://bank.test/"}}, wire.CodeNotAllowed},
-		{"Network.getCookies", map[string]any{"urls": []string{p.href, "https://bank.test/"}}, wire.CodeNotAllowed},
+		{"Network.getCookies", map[string]any{"urls": []string{p.href(), "https://bank.test/"}}, wire.CodeNotAllowed},
 		{"Network.setCookie", map[string]any{"name": "sid", "value": "x", "url": "https://bank.test/"}, wire.CodeNotAllowed},
 		{"Network.setCookie", map[string]any{"name": "sid", "value": "x", "domain": "bank.test"}, wire.CodeNotAllowed},
-		{"Network.setCookies", map[string]any{"cookies": []map[string]any{{"name": "a", "value": "b", "url": p.href}, {"name": "sid", "value": "x", "domain": ".bank.test"}}}, wire.CodeNotAllowed},
+		{"Network.setCookies", map[string]any{"cookies": []map[string]any{{"name": "a", "value": "b", "url": p.href()}, {"name": "sid", "value": "x", "domain": ".bank.test"}}}, wire.CodeNotAllowed},
 		{"Network.deleteCookies", map[string]any{"name": "sid"}, wire.CodeNotAllowed},
 		{"Network.deleteCookies", map[string]any{"name": "sid", "domain": "bank.test"}, wire.CodeNotAllowed},
 		{"Network.loadNetworkResource", map[string]any{"url": "https://bank.test/statement", "frameId": "F1", "options": map[string]any{"disableCache": true, "includeCredentials": true}}, wire.CodeNotAllowed},
@@ -295,7 +292,7 @@ func TestCDPRefusesWhatReachesBeyondTheTab(t *testing.T) {
 		method string
 		params map[string]any
 	}{
-		{"Network.getCookies", map[string]any{"urls": []string{p.href}}},
+		{"Network.getCookies", map[string]any{"urls": []string{p.href()}}},
 		{"Network.setCookie", map[string]any{"name": "a", "value": "b", "url": "http://127.0.0.1:9999/"}},
 		{"Network.deleteCookies", map[string]any{"name": "a", "domain": "127.0.0.1"}},
 		{"Input.dispatchDragEvent", map[string]any{"type": "dragEnter", "x": 5, "y": 5, "data": map[string]any{"items": []any{}, "dragOperationsMask": 1}}},
@@ -312,9 +309,7 @@ func TestCDPGuardsTheOrigin(t *testing.T) {
 	p := newDevPage(t, wire.EngineChromium, func(string) bool { return true })
 	alice := p.e.NewSession("agent:alice", "alice")
 	p.ok(alice, "read_page", map[string]any{"tabId": p.tab})
-	p.mu.Lock()
-	p.href = "https://elsewhere.test/"
-	p.mu.Unlock()
+	p.navigate("https://elsewhere.test/")
 	p.forget()
 	wantCode(t, p.call(alice, "cdp", map[string]any{"tabId": p.tab, "method": "Input.insertText", "params": map[string]any{"text": "hi"}}), wire.CodeNavigatedAway)
 	for _, m := range p.commands() {
@@ -333,7 +328,7 @@ func TestStorageCookiesNameTheTabsURL(t *testing.T) {
 	if !strings.Contains(out, "sid=s3cret; Domain=127.0.0.1; Path=/; HttpOnly") {
 		t.Fatalf("get cookies: %s", out)
 	}
-	if got := p.paramsOf("Network.getCookies"); len(got) != 1 || string(got[0]) != `{"urls":["`+p.href+`"]}` {
+	if got := p.paramsOf("Network.getCookies"); len(got) != 1 || string(got[0]) != `{"urls":["`+p.href()+`"]}` {
 		t.Fatalf("Network.getCookies params %s", got)
 	}
 	p.ok(alice, "storage", map[string]any{"tabId": p.tab, "action": "set", "area": "cookies", "name": "seed", "value": "v"})
@@ -363,9 +358,7 @@ func TestStorageSetGuardsTheOrigin(t *testing.T) {
 	p := newDevPage(t, wire.EngineChromium, nil)
 	alice := p.e.NewSession("agent:alice", "alice")
 	p.ok(alice, "storage", map[string]any{"tabId": p.tab, "action": "get", "area": "cookies"})
-	p.mu.Lock()
-	p.href = "https://elsewhere.test/"
-	p.mu.Unlock()
+	p.navigate("https://elsewhere.test/")
 	p.forget()
 	wantCode(t, p.call(alice, "storage", map[string]any{"tabId": p.tab, "action": "set", "area": "cookies", "name": "a", "value": "b"}), wire.CodeNavigatedAway)
 	wantCode(t, p.call(alice, "storage", map[string]any{"tabId": p.tab, "action": "clear", "area": "local"}), wire.CodeNavigatedAway)

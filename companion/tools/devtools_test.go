@@ -10,7 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/reinshq/reins/companion/tools"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -57,13 +56,9 @@ var dtHold struct {
 	release chan struct{}
 }
 
-func devtoolsPages(mux *http.ServeMux) {
-	html := func(body string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			io.WriteString(w, body)
-		}
-	}
+// devtoolsPages adds this file's pages to pages()'s mux; html serves a
+// page as pages() does.
+func devtoolsPages(mux *http.ServeMux, html func(string) http.HandlerFunc) {
 	mux.HandleFunc("/dt/console", html(dtConsolePage))
 	mux.HandleFunc("/dt/apipage", html(dtAPIPage))
 	mux.HandleFunc("/dt/perf", html(dtPerfPage))
@@ -110,23 +105,6 @@ func devtoolsPages(mux *http.ServeMux) {
 	mux.HandleFunc("/dt/echo", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "cookie: "+r.Header.Get("Cookie"))
 	})
-}
-
-// newDevRig is newRig with the person's permissions given.
-func newDevRig(tb testing.TB, developer func(string) bool, manageExt bool) *rig {
-	tb.Helper()
-	browser(tb)
-	r := &rig{tb: tb, url: shared.srv.URL, alt: shared.alt.URL}
-	r.e = tools.NewEngine(tools.Options{
-		Hub: shared.hub, Logger: quietLogger(), Developer: developer, ManageExtensions: func() bool { return manageExt },
-		OnActivity: func(a tools.Activity) {
-			r.mu.Lock()
-			r.activities = append(r.activities, a)
-			r.mu.Unlock()
-		},
-	})
-	tb.Cleanup(r.e.Close)
-	return r
 }
 
 // localhost is the alternate test server under another site name: cookies
@@ -372,7 +350,7 @@ func TestEmulateInChromium(t *testing.T) {
 }
 
 func TestCDPInChromium(t *testing.T) {
-	r := newDevRig(t, func(p string) bool { return p == "agent:dev" }, true)
+	r := newRig(t, rigOptions{developer: func(p string) bool { return p == "agent:dev" }, manageExt: func() bool { return true }})
 	dev := r.e.NewSession("agent:dev", "dev")
 	tab := r.newTab(dev, "/text")
 	out := r.ok(dev, "cdp", map[string]any{"tabId": tab, "method": "Runtime.evaluate", "params": map[string]any{"expression": "document.title", "returnByValue": true}})
