@@ -100,4 +100,13 @@ func TestExtensionAndDeveloperSettings(t *testing.T) {
 	if err := again.SetManageExtensions(false); err != nil || again.ManageExtensions() {
 		t.Fatalf("turning it off: %v", err)
 	}
+	// Like every tool, the new ones can be turned off altogether.
+	if err := again.SetDisabledTools([]string{"cdp", "devtools", "emulate", "extensions", "storage"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"cdp", "devtools", "emulate", "extensions", "storage"} {
+		if res := again.engine.Call(t.Context(), again.engine.NewSession("agent:x", "x"), tool, json.RawMessage(`{"tabId":1,"action":"list"}`)); res.Code != CodeToolDisabled {
+			t.Fatalf("%s turned off: %+v", tool, res)
+		}
+	}
 }

@@ -121,6 +121,10 @@ func devtoolsSuite(t *testing.T, r *harness.Reins, transport string) {
 		t.Fatalf("storage on the framing page:\n%s", out.text)
 	}
 	mustTool(t, cs, "storage", map[string]any{"tabId": tab, "action": "clear", "area": "cookies"})
+	mustTool(t, cs, "storage", map[string]any{"tabId": tab, "action": "set", "area": "local", "name": "theme", "value": "dark"})
+	if out := mustTool(t, cs, "storage", map[string]any{"tabId": tab, "action": "get", "area": "local"}); !strings.Contains(out.text, "theme = dark") || !strings.Contains(out.text, "localStorage of "+site) {
+		t.Fatalf("local storage:\n%s", out.text)
+	}
 	if out := mustTool(t, cs, "storage", map[string]any{"tabId": bank, "action": "get", "area": "cookies"}); !strings.Contains(out.text, "bank=secret-session") {
 		t.Fatalf("clearing one site's cookies touched another's:\n%s", out.text)
 	}
