@@ -34,6 +34,7 @@ type devPage struct {
 
 	developer  func(string) bool
 	manageExt  atomic.Bool
+	extCount   atomic.Int32 // extensions the browser lists (default 1)
 	activities []tools.Activity
 }
 
@@ -73,7 +74,11 @@ func newDevPage(t *testing.T, engine wire.Engine, developer func(string) bool) *
 			p.mu.Unlock()
 			x := map[string]any{"id": "abc", "name": "Ad Blocker", "version": "1.2", "enabled": m == wire.MethodExtensionsList, "type": "extension", "installType": "normal"}
 			if m == wire.MethodExtensionsList {
-				return []any{x}, nil
+				list := []any{x}
+				for i := 1; i < int(p.extCount.Load()); i++ {
+					list = append(list, map[string]any{"id": fmt.Sprint("ext", i), "name": "Other", "version": "1", "enabled": true})
+				}
+				return list, nil
 			}
 			return x, nil
 		})
@@ -144,6 +149,8 @@ func (p *devPage) cdp(params json.RawMessage) (any, error) {
 		return map[string]any{"success": true}, nil
 	case "Page.addScriptToEvaluateOnNewDocument":
 		return map[string]any{"identifier": "script-1"}, nil
+	case "DOM.getOuterHTML":
+		return map[string]any{"outerHTML": strings.Repeat("x", 60_000)}, nil
 	}
 	return p.page.cdp(params)
 }
@@ -519,4 +526,41 @@ func newFakeWithPause(t *testing.T, p *devPage) *tools.Engine {
 	e := tools.NewEngine(tools.Options{Hub: p.hub, Logger: quietLogger(), Paused: func() error { return fmt.Errorf("paused") }})
 	t.Cleanup(e.Close)
 	return e
+}
+
+// The bounds of the new tools' answers: console shows the newest 50
+// messages, extensions lists 200, a raw result is cut at 50,000 bytes, and
+// the CPU is slowed 20 times at most.
+func TestDevtoolsAnswersAreBounded(t *testing.T) {
+	p := newDevPage(t, wire.EngineChromium, func(string) bool { return true })
+	alice := p.e.NewSession("agent:alice", "alice")
+	p.ok(alice, "devtools", map[string]any{"tabId": p.tab, "action": "console"}) // the tab's capture starts
+	for i := range 60 {
+		if err := p.ext.Send(wire.EventCDPEvent, wire.CDPEvent{TabID: 1, Method: "Runtime.consoleAPICalled", Params: json.RawMessage(fmt.Sprintf(`{"type":"log","args":[{"type":"string","value":"message %d"}]}`, i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out string
+	waitFor(t, func() bool {
+		out = p.ok(alice, "devtools", map[string]any{"tabId": p.tab, "action": "console"})
+		return strings.HasPrefix(out, "60 console message(s)")
+	})
+	if !strings.Contains(out, "showing the newest 50") || strings.Contains(out, "message 9\n") || !strings.Contains(out, "message 59") {
+		t.Fatalf("console:\n%s", out)
+	}
+
+	p.manageExt.Store(true)
+	p.extCount.Store(205)
+	out = p.ok(alice, "extensions", map[string]any{"action": "list"})
+	if !strings.HasPrefix(out, "205 extension(s)") || !strings.Contains(out, "[5 more not shown]") || strings.Count(out, "\n") != 201 {
+		t.Fatalf("a long list: %.200s … %s", out, out[len(out)-100:])
+	}
+
+	out = p.ok(alice, "cdp", map[string]any{"tabId": p.tab, "method": "DOM.getOuterHTML", "params": map[string]any{"nodeId": 1}})
+	if len(out) > 50_100 || !strings.Contains(out, "[cut: ") {
+		t.Fatalf("a 60 kB raw result answered %d bytes", len(out))
+	}
+
+	wantCode(t, p.call(alice, "emulate", map[string]any{"tabId": p.tab, "cpu": 21}), wire.CodeBadParams)
+	p.ok(alice, "emulate", map[string]any{"tabId": p.tab, "cpu": 20})
 }

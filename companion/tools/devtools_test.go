@@ -169,6 +169,16 @@ func TestStorageInChromium(t *testing.T) {
 	if v := r.ok(s, "javascript_tool", map[string]any{"tabId": tab, "text": "localStorage.length"}); v != "0" {
 		t.Fatalf("local storage after clear: %s keys", v)
 	}
+	// A big area comes back bounded: the first 500 keys by name, each value
+	// cut at 10,000 characters.
+	r.ok(s, "javascript_tool", map[string]any{"tabId": tab, "text": "for (let i = 0; i < 600; i++) localStorage.setItem('k' + String(i).padStart(3, '0'), 'v' + i); localStorage.setItem('a-long', 'x'.repeat(12000)); 0"})
+	out = r.ok(s, "storage", map[string]any{"tabId": tab, "action": "get", "area": "local"})
+	if !strings.HasPrefix(out, "601 key(s)") || !strings.Contains(out, "[cut: 12000 characters in all]") || !strings.Contains(out, "[the first 500 keys by name are shown]") || strings.Contains(out, "k500 =") {
+		t.Fatalf("a big local storage: %d bytes: %.200s … %s", len(out), out, out[max(0, len(out)-200):])
+	}
+	if out := r.ok(s, "storage", map[string]any{"tabId": tab, "action": "get", "area": "local", "name": "k599"}); !strings.Contains(out, "k599 = v599") {
+		t.Fatalf("one key of a big area: %s", out)
+	}
 }
 
 func TestDevtoolsConsoleInChromium(t *testing.T) {
