@@ -100,6 +100,8 @@ func (b *binding) snapshot() ui.State {
 		DisabledTools: c.DisabledTools(),
 		Overlay:       c.Overlay(),
 		Blocked:       blockedBrowsers(c.BlockedBrowsers()),
+
+		ManageExtensions: c.ManageExtensions(),
 	}
 
 	mcpAgents := c.Agents()
@@ -145,8 +147,9 @@ func (b *binding) snapshot() ui.State {
 			b.log.Warn("listing agent tokens for the dashboard", "err", err)
 		}
 		for _, t := range infos {
-			a := ui.Agent{Name: t.Name, Created: t.Created}
-			if m, ok := seen[mcp.AgentID(t.ID)]; ok {
+			id := mcp.AgentID(t.ID)
+			a := ui.Agent{ID: id, Name: t.Name, Created: t.Created, Developer: c.IsDeveloperAgent(id)}
+			if m, ok := seen[id]; ok {
 				a.LastSeen, a.Connected = m.LastSeen, m.Connected
 			}
 			s.Agents = append(s.Agents, a)
@@ -289,6 +292,15 @@ func (b *binding) SetDisabledTools(names []string) error { return b.c.SetDisable
 
 // SetOverlay turns the page overlay on or off.
 func (b *binding) SetOverlay(on bool) error { return b.c.SetOverlay(on) }
+
+// SetManageExtensions lets agents manage the browser's extensions, or not.
+func (b *binding) SetManageExtensions(on bool) error { return b.c.SetManageExtensions(on) }
+
+// SetDeveloperAgent marks an agent (its principal) as a developer agent,
+// or unmarks it.
+func (b *binding) SetDeveloperAgent(agentID string, on bool) error {
+	return b.c.SetDeveloperAgent(agentID, on)
+}
 
 // BlockBrowser disconnects and refuses a browser profile.
 func (b *binding) BlockBrowser(browserID string) error { return b.c.BlockBrowser(browserID) }

@@ -140,6 +140,7 @@ func commands() []command {
 		{"backends", "list paired hosted products, or forget one: backends | backends forget ID", runBackends},
 		{"browsers", "list connected browsers and blocked profiles, or block or unblock one: browsers | browsers block ID | browsers unblock INSTANCE", runBrowsers},
 		{"live", "print a one-time Live view link for a shared tab: live [--file] TABID", runLive},
+		{"settings", "show or change what agents may do beyond the tools: settings | settings extensions on|off | settings developer NAME on|off", runSettings},
 		{"connect", "connect an MCP client (writes its config): connect CLIENT [--name NAME]; with no CLIENT, list the clients found", runConnect},
 		{"disconnect", "remove Reins from an MCP client's config and revoke its token: disconnect CLIENT", runDisconnect},
 		{"native-host", "serve the browser extension over native messaging (browsers start this)", runNativeHost},

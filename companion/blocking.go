@@ -48,7 +48,7 @@ func (c *Companion) BlockBrowser(browserID string) error {
 		next := append(slices.Clone(c.blocked), BlockedBrowser{
 			InstanceID: info.Hello.InstanceID, Name: info.Name, Engine: info.Engine, Since: time.Now().UTC(),
 		})
-		if err := c.saveSettingsLocked(c.disabled, c.overlay.Load(), next); err != nil {
+		if err := c.saveSettingsLocked(func(d *settingsDoc) { d.BlockedBrowsers = next }); err != nil {
 			c.setMu.Unlock()
 			return err
 		}
@@ -72,7 +72,7 @@ func (c *Companion) UnblockBrowser(instanceID string) error {
 	}
 	name := c.blocked[i].Name
 	next := slices.Delete(slices.Clone(c.blocked), i, i+1)
-	if err := c.saveSettingsLocked(c.disabled, c.overlay.Load(), next); err != nil {
+	if err := c.saveSettingsLocked(func(d *settingsDoc) { d.BlockedBrowsers = next }); err != nil {
 		c.setMu.Unlock()
 		return err
 	}

@@ -116,13 +116,16 @@ type Companion struct {
 	graphBusy, graphAgain bool
 	graphWG               sync.WaitGroup
 
-	paused  atomic.Bool
-	overlay atomic.Bool
+	paused    atomic.Bool
+	overlay   atomic.Bool
+	manageExt atomic.Bool // agents may manage extensions
 
 	// The person's settings (settings.go): setMu orders their saves.
 	setMu    sync.Mutex
 	disabled []string         // sorted
 	blocked  []BlockedBrowser // by the person; oldest first
+	// developers are the principals marked as developer agents, sorted.
+	developers []string
 	// refusedLogged notes the blocked profiles whose refusal was logged.
 	refusedLogged map[string]bool
 	activity      activityLog
@@ -190,6 +193,7 @@ func New(cfg Config) (*Companion, error) {
 		c.engine = tools.NewEngine(tools.Options{
 			Hub: c.hub, Paused: c.CheckPaused, TakenOver: c.TakenOver,
 			Disabled: c.toolRefusal, OnActivity: c.RecordActivity, Logger: cfg.Logger,
+			Developer: c.IsDeveloperAgent, ManageExtensions: c.ManageExtensions,
 		})
 		runner = c.engine
 	}
@@ -208,6 +212,7 @@ func New(cfg Config) (*Companion, error) {
 		c.tokensOff = cfg.Tokens.OnChange(func(e tokens.Event) {
 			if e.Kind == tokens.KindAgent && (e.Op == tokens.OpRemoved || e.Op == tokens.OpReplaced) && e.ID != "" {
 				c.mcp.Revoke(mcp.AgentID(e.ID))
+				c.forgetDeveloper(mcp.AgentID(e.ID))
 			}
 			c.changed()
 		})
@@ -532,6 +537,7 @@ func (c *Companion) startAdmin() error {
 		Pairing:         c,
 		Browsers:        adminBrowsers{c},
 		PairingCode:     c.PairingCode,
+		Settings:        adminSettings{c},
 		MCP:             c.mcp,
 		Logger:          c.log,
 	}), c.log)

@@ -8,8 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/reinshq/reins/companion/admin"
+	"github.com/reinshq/reins/companion/mcp"
+	"github.com/reinshq/reins/companion/tokens"
 	"github.com/reinshq/reins/companion/tools"
 	"github.com/reinshq/reins/companion/wire"
 )
@@ -24,12 +28,21 @@ const SettingsFile = "settings.json"
 const CodeToolDisabled wire.Code = "tool_disabled"
 
 // settingsDoc is settings.json. Overlay is a pointer so a file written
-// before the field existed keeps the default (on).
+// before the field existed keeps the default (on); the two permissions
+// below default to off, as a missing field reads.
 type settingsDoc struct {
 	Version         int              `json:"version"`
 	DisabledTools   []string         `json:"disabledTools"`
 	Overlay         *bool            `json:"overlay,omitempty"`
 	BlockedBrowsers []BlockedBrowser `json:"blockedBrowsers,omitempty"`
+	// ManageExtensions lets agents list, enable and disable the browser's
+	// extensions (the extensions tool).
+	ManageExtensions bool `json:"manageExtensions,omitempty"`
+	// DeveloperAgents are the principals ("agent:<token id>") the person
+	// marked as developer agents, which may send raw DevTools commands
+	// (the cdp tool). A token issued anew under the same name is a new
+	// principal and is not one.
+	DeveloperAgents []string `json:"developerAgents,omitempty"`
 }
 
 // loadSettings reads settings.json. A missing file means the defaults
@@ -51,17 +64,25 @@ func (c *Companion) loadSettings() error {
 		return fmt.Errorf("reading settings: %s is not valid JSON (fix or delete it): %w", path, err)
 	}
 	c.overlay.Store(doc.Overlay == nil || *doc.Overlay)
+	c.manageExt.Store(doc.ManageExtensions)
 	c.setMu.Lock()
 	c.disabled = normalizeTools(doc.DisabledTools)
 	c.blocked = doc.BlockedBrowsers
+	c.developers = normalizeTools(doc.DeveloperAgents)
 	c.setMu.Unlock()
 	return nil
 }
 
-// saveSettingsLocked writes settings.json atomically with mode 0600; the
-// caller holds setMu so two writers cannot interleave.
-func (c *Companion) saveSettingsLocked(disabled []string, overlay bool, blocked []BlockedBrowser) error {
-	doc := settingsDoc{Version: 1, DisabledTools: disabled, Overlay: &overlay, BlockedBrowsers: blocked}
+// saveSettingsLocked writes settings.json atomically with mode 0600: the
+// settings in force with change applied. The caller holds setMu so two
+// writers cannot interleave, and applies the change itself once it saved.
+func (c *Companion) saveSettingsLocked(change func(*settingsDoc)) error {
+	overlay := c.overlay.Load()
+	doc := settingsDoc{
+		Version: 1, DisabledTools: c.disabled, Overlay: &overlay, BlockedBrowsers: c.blocked,
+		ManageExtensions: c.manageExt.Load(), DeveloperAgents: c.developers,
+	}
+	change(&doc)
 	if doc.DisabledTools == nil {
 		doc.DisabledTools = []string{}
 	}
@@ -136,7 +157,7 @@ func (c *Companion) SetDisabledTools(names []string) error {
 		c.setMu.Unlock()
 		return nil
 	}
-	if err := c.saveSettingsLocked(names, c.overlay.Load(), c.blocked); err != nil {
+	if err := c.saveSettingsLocked(func(d *settingsDoc) { d.DisabledTools = names }); err != nil {
 		c.setMu.Unlock()
 		return err
 	}
@@ -170,7 +191,7 @@ func (c *Companion) Overlay() bool { return c.overlay.Load() }
 // choice, and sends it to the extensions.
 func (c *Companion) SetOverlay(on bool) error {
 	c.setMu.Lock()
-	if err := c.saveSettingsLocked(c.disabled, on, c.blocked); err != nil {
+	if err := c.saveSettingsLocked(func(d *settingsDoc) { d.Overlay = &on }); err != nil {
 		c.setMu.Unlock()
 		return err
 	}
@@ -195,4 +216,129 @@ func (c *Companion) toolRefusal(tool string) error {
 		return wire.Errorf(CodeToolDisabled, "%s is turned off in Reins' settings; the person can turn it back on in the dashboard", tool)
 	}
 	return nil
+}
+
+// ManageExtensions reports whether agents may list, enable and disable the
+// browser's extensions. Off until the person turns it on.
+func (c *Companion) ManageExtensions() bool { return c.manageExt.Load() }
+
+// SetManageExtensions lets agents manage the browser's extensions, or stops
+// them, and saves the choice. The browser still asks the person for its
+// own management permission the first time.
+func (c *Companion) SetManageExtensions(on bool) error {
+	c.setMu.Lock()
+	if c.manageExt.Load() == on {
+		c.setMu.Unlock()
+		return nil
+	}
+	if err := c.saveSettingsLocked(func(d *settingsDoc) { d.ManageExtensions = on }); err != nil {
+		c.setMu.Unlock()
+		return err
+	}
+	c.manageExt.Store(on)
+	c.setMu.Unlock()
+	c.log.Info("agents may manage extensions", "on", on)
+	c.changed()
+	return nil
+}
+
+// DeveloperAgents lists the principals marked as developer agents, sorted.
+func (c *Companion) DeveloperAgents() []string {
+	c.setMu.Lock()
+	defer c.setMu.Unlock()
+	return slices.Clone(c.developers)
+}
+
+// IsDeveloperAgent reports whether the person marked principal as a
+// developer agent, which may send raw DevTools commands.
+func (c *Companion) IsDeveloperAgent(principal string) bool {
+	c.setMu.Lock()
+	defer c.setMu.Unlock()
+	_, found := slices.BinarySearch(c.developers, principal)
+	return found
+}
+
+var errNotAnAgent = errors.New("only agents with a token can be developer agents")
+
+// SetDeveloperAgent marks an agent (its principal, "agent:<token id>") as a
+// developer agent or unmarks it, and saves the choice.
+func (c *Companion) SetDeveloperAgent(principal string, on bool) error {
+	if !strings.HasPrefix(principal, "agent:") || len(principal) == len("agent:") {
+		return fmt.Errorf("%w: %q", errNotAnAgent, principal)
+	}
+	c.setMu.Lock()
+	i, found := slices.BinarySearch(c.developers, principal)
+	if found == on {
+		c.setMu.Unlock()
+		return nil
+	}
+	next := slices.Clone(c.developers)
+	if on {
+		next = slices.Insert(next, i, principal)
+	} else {
+		next = slices.Delete(next, i, i+1)
+	}
+	if err := c.saveSettingsLocked(func(d *settingsDoc) { d.DeveloperAgents = next }); err != nil {
+		c.setMu.Unlock()
+		return err
+	}
+	c.developers = next
+	c.setMu.Unlock()
+	c.log.Info("developer agent", "principal", principal, "on", on)
+	c.changed()
+	return nil
+}
+
+// forgetDeveloper drops a revoked token's principal from the developer
+// agents, so the file does not keep ids that can never come back.
+func (c *Companion) forgetDeveloper(principal string) {
+	if !c.IsDeveloperAgent(principal) {
+		return
+	}
+	if err := c.SetDeveloperAgent(principal, false); err != nil {
+		c.log.Warn("could not forget a revoked developer agent", "principal", principal, "err", err)
+	}
+}
+
+// adminSettings is the companion as the admin channel's settings routes
+// see it: agents by their token names, which is how a person names them on
+// the command line.
+type adminSettings struct{ c *Companion }
+
+func (a adminSettings) SettingsState() (admin.SettingsResponse, error) {
+	out := admin.SettingsResponse{ManageExtensions: a.c.ManageExtensions()}
+	ts := a.c.cfg.Tokens
+	if ts == nil {
+		return out, nil
+	}
+	infos, err := ts.List()
+	if err != nil {
+		return out, err
+	}
+	for _, in := range infos {
+		if a.c.IsDeveloperAgent(mcp.AgentID(in.ID)) {
+			out.DeveloperAgents = append(out.DeveloperAgents, in.Name)
+		}
+	}
+	slices.Sort(out.DeveloperAgents)
+	return out, nil
+}
+
+func (a adminSettings) SetManageExtensions(on bool) error { return a.c.SetManageExtensions(on) }
+
+func (a adminSettings) SetDeveloperAgentByName(name string, on bool) error {
+	ts := a.c.cfg.Tokens
+	if ts == nil {
+		return fmt.Errorf("%w: this companion has no agent tokens", admin.ErrNotImplemented)
+	}
+	infos, err := ts.List()
+	if err != nil {
+		return err
+	}
+	for _, in := range infos {
+		if in.Name == name {
+			return a.c.SetDeveloperAgent(mcp.AgentID(in.ID), on)
+		}
+	}
+	return fmt.Errorf("no agent token named %q (reins token list shows them): %w", name, tokens.ErrNotFound)
 }

@@ -34,6 +34,7 @@ type agentsView struct {
 	clients  *container.AppTabs
 	list     *fyne.Container
 	revokes  map[string]*widget.Button // by agent name, for tests
+	devs     map[string]*widget.Check  // developer agent marks, by agent name
 	confirm  *dialog.ConfirmDialog     // the last confirmation shown, for tests
 }
 
@@ -44,7 +45,7 @@ type snippetPane struct {
 }
 
 func newAgentsView(d *Dashboard) *agentsView {
-	v := &agentsView{d: d, revokes: map[string]*widget.Button{}}
+	v := &agentsView{d: d, revokes: map[string]*widget.Button{}, devs: map[string]*widget.Check{}}
 
 	v.name = widget.NewEntry()
 	v.name.SetPlaceHolder("Agent name, e.g. claude-code")
@@ -147,6 +148,7 @@ func (v *agentsView) update(agents []Agent, mcpURL string) {
 
 	v.list.RemoveAll()
 	v.revokes = map[string]*widget.Button{}
+	v.devs = map[string]*widget.Check{}
 	if len(agents) == 0 {
 		v.list.Add(secondary("No agent has a token yet."))
 		if b := v.d.guideButton("Connect an agent for me"); b != nil {
@@ -177,6 +179,9 @@ func (v *agentsView) update(agents []Agent, mcpURL string) {
 		if created != "" {
 			info.Add(quiet(created))
 		}
+		if a.ID != "" {
+			info.Add(v.developerCheck(a))
+		}
 		v.list.Add(container.NewBorder(nil, nil, nil,
 			container.NewVBox(layout.NewSpacer(), revoke, layout.NewSpacer()), info))
 	}
@@ -187,4 +192,21 @@ func (v *agentsView) askRevoke(name string) {
 	v.confirm = v.d.confirmDanger("Revoke "+shown+"?",
 		shown+" loses access at once and its open sessions end.\nIssue a new token to let it back in.",
 		"Revoke", fmt.Sprintf("revoking %q", name), func() error { return v.d.c.RevokeToken(name) })
+}
+
+// developerCheck marks an agent as a developer agent, which may send raw
+// DevTools commands to its tabs. The check is set before its handler is,
+// so showing the state never echoes back as a change.
+func (v *agentsView) developerCheck(a Agent) *widget.Check {
+	c := widget.NewCheck("Developer agent (raw DevTools)", nil)
+	c.SetChecked(a.Developer)
+	id, name := a.ID, a.Name
+	c.OnChanged = func(on bool) {
+		if err := v.d.c.SetDeveloperAgent(id, on); err != nil {
+			v.d.fail(fmt.Errorf("changing whether %s is a developer agent: %w", untrusted(name, 60), err))
+			v.update(v.d.state.Agents, v.d.state.MCPURL) // back to what the companion holds
+		}
+	}
+	v.devs[name] = c
+	return c
 }

@@ -39,6 +39,12 @@ type Companion interface {
 	SetDisabledTools(names []string) error
 	// SetOverlay turns the on-page "controlled by an agent" overlay on or off.
 	SetOverlay(on bool) error
+	// SetManageExtensions lets agents list, enable and disable the
+	// browser's extensions, or stops them.
+	SetManageExtensions(on bool) error
+	// SetDeveloperAgent marks an agent (Agent.ID) as a developer agent,
+	// which may send raw DevTools commands to its tabs, or unmarks it.
+	SetDeveloperAgent(agentID string, on bool) error
 	// BlockBrowser disconnects a browser profile (by browser id) and refuses
 	// its extension until UnblockBrowser (by the profile's instance id).
 	BlockBrowser(browserID string) error
@@ -74,6 +80,8 @@ type State struct {
 	Tools         []string // every tool name
 	DisabledTools []string
 	Overlay       bool
+	// ManageExtensions: agents may manage the browser's extensions.
+	ManageExtensions bool
 
 	Blocked []BlockedBrowser // browser profiles the person refused, oldest first
 }
@@ -148,10 +156,13 @@ type Tab struct {
 
 // Agent is a token holder. LastSeen is zero if it never connected.
 type Agent struct {
+	ID        string // the principal, "agent:<token id>"
 	Name      string
 	Created   time.Time
 	LastSeen  time.Time
 	Connected bool
+	// Developer: the person marked it a developer agent (raw DevTools).
+	Developer bool
 }
 
 // Backend is a paired hosted product.

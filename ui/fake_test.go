@@ -141,6 +141,12 @@ func (f *fakeCompanion) UnblockBrowser(instanceID string) error {
 func (f *fakeCompanion) ForgetBackend(id string) error { return f.record("ForgetBackend(%s)", id) }
 func (f *fakeCompanion) StopSharing(tabID int) error   { return f.record("StopSharing(%d)", tabID) }
 func (f *fakeCompanion) SetOverlay(on bool) error      { return f.record("SetOverlay(%v)", on) }
+func (f *fakeCompanion) SetManageExtensions(on bool) error {
+	return f.record("SetManageExtensions(%v)", on)
+}
+func (f *fakeCompanion) SetDeveloperAgent(id string, on bool) error {
+	return f.record("SetDeveloperAgent(%s, %v)", id, on)
+}
 func (f *fakeCompanion) SetDisabledTools(n []string) error {
 	return f.record("SetDisabledTools(%v)", n)
 }
@@ -311,8 +317,8 @@ func sampleState() State {
 			{ID: 21, Title: "Flights", URL: "https://travel.example/", BrowserID: "b2", BrowserName: "Firefox — Personal", AgentName: "Acme Copilot"},
 		},
 		Agents: []Agent{
-			{Name: "claude-code", Created: seen.Add(-48 * time.Hour), Connected: true},
-			{Name: "cursor", Created: seen.Add(-24 * time.Hour), LastSeen: seen},
+			{ID: "agent:t1", Name: "claude-code", Created: seen.Add(-48 * time.Hour), Connected: true},
+			{ID: "agent:t2", Name: "cursor", Created: seen.Add(-24 * time.Hour), LastSeen: seen, Developer: true},
 		},
 		Backends: []Backend{
 			{ID: "be1", Brand: "Acme Copilot", Origin: "https://app.acme.example", ServerURL: "https://api.acme.example/bop", Transport: "sse", Connected: true},

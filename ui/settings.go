@@ -11,8 +11,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 )
 
-// settingsView shows the port, start at login, the page overlay and which
-// tools agents may call.
+// settingsView shows the port, start at login, the page overlay, whether
+// agents may manage extensions and which tools agents may call.
 //
 // Checks are set from the State with their OnChanged guarded by applying: a
 // Fyne Check calls OnChanged on SetChecked, and echoing every incoming State
@@ -28,6 +28,7 @@ type settingsView struct {
 	version  *widget.Label
 	login    *widget.Check
 	overlay  *widget.Check
+	exts     *widget.Check
 	toolBox  *fyne.Container
 	tools    []string
 	checks   map[string]*widget.Check
@@ -62,6 +63,15 @@ func newSettingsView(d *Dashboard) *settingsView {
 			v.update(d.state)
 		}
 	})
+	v.exts = widget.NewCheck("Agents may manage extensions (list, enable and disable them)", func(on bool) {
+		if v.applying {
+			return
+		}
+		if err := d.c.SetManageExtensions(on); err != nil {
+			d.fail(fmt.Errorf("changing whether agents may manage extensions: %w", err))
+			v.update(d.state)
+		}
+	})
 	v.toolBox = container.NewGridWithColumns(3)
 
 	form := container.New(layout.NewFormLayout(),
@@ -69,6 +79,7 @@ func newSettingsView(d *Dashboard) *settingsView {
 		bold("MCP endpoint"), container.NewBorder(nil, nil, nil, v.endCopy, v.endpoint),
 		bold("Startup"), v.login,
 		bold("Pages"), v.overlay,
+		bold("Extensions"), container.NewVBox(v.exts, secondary("Off by default. The browser also asks you, once, in the Reins extension's popup.")),
 		bold("Version"), v.version,
 	)
 	v.content = container.NewVScroll(container.NewPadded(container.NewVBox(
@@ -95,6 +106,7 @@ func (v *settingsView) update(s State) {
 		v.login.SetChecked(v.d.auto.Enabled())
 	}
 	v.overlay.SetChecked(s.Overlay)
+	v.exts.SetChecked(s.ManageExtensions)
 
 	if !slices.Equal(v.tools, s.Tools) {
 		v.tools = slices.Clone(s.Tools)

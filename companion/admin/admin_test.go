@@ -111,6 +111,7 @@ func TestRouteTable(t *testing.T) {
 		"GET /v1/backends", "DELETE /v1/backends/{id}", "POST /v1/live/{tab}",
 		"GET /v1/browsers", "POST /v1/browsers/{id}/block", "DELETE /v1/blocked/{instance}",
 		"POST /v1/browsers/code", "/mcp",
+		"GET /v1/settings", "PUT /v1/settings/manage-extensions", "PUT /v1/settings/developer-agents/{name}",
 	} {
 		if !slices.Contains(got, want) {
 			t.Errorf("route %q missing from %v", want, got)

@@ -47,6 +47,9 @@ type Options struct {
 	// PairingCode issues the one-time code a browser without the native
 	// host pairs with (`reins browsers code`).
 	PairingCode func() (code string, expires time.Time)
+	// Settings reads and changes the permissions behind the extensions and
+	// cdp tools (`reins settings`).
+	Settings Settings
 	// MCP is the companion's /mcp, with its own bearer check: `reins mcp`
 	// reaches it here, where only this user can connect, and so never
 	// hands its token to whatever listens on the TCP port.
@@ -82,6 +85,10 @@ func (h *Handler) routes() map[string]http.Handler {
 		"POST /v1/browsers/{id}/block":  h.serve(h.blockBrowser),
 		"DELETE /v1/blocked/{instance}": h.serve(h.unblockBrowser),
 		"POST /v1/browsers/code":        h.serve(h.pairingCode),
+
+		"GET /v1/settings":                         h.serve(h.getSettings),
+		"PUT /v1/settings/manage-extensions":       h.serve(h.setManageExtensions()),
+		"PUT /v1/settings/developer-agents/{name}": h.serve(h.setDeveloperAgent()),
 
 		"/mcp": h.mcp(),
 	}

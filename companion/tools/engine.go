@@ -38,6 +38,13 @@ type Options struct {
 	// otherwise. Checked on every call and every browser_batch step, after
 	// Paused.
 	Disabled func(tool string) error
+	// Developer reports whether the person marked a principal a developer
+	// agent, which may send raw DevTools commands with the cdp tool. Nil
+	// means nobody is.
+	Developer func(principal string) bool
+	// ManageExtensions reports whether the person lets agents list, enable
+	// and disable the browser's extensions. Nil means no.
+	ManageExtensions func() bool
 	// OnActivity receives every finished call. It must not block.
 	OnActivity func(Activity)
 	Logger     *slog.Logger
@@ -98,6 +105,7 @@ func NewEngine(opts Options) *Engine {
 var families = []func(*Engine){
 	registerTabs, registerNavigate, registerComputer, registerRead, registerForm,
 	registerJS, registerLogs, registerWindow, registerUpload, registerMisc, registerBatch,
+	registerStorage, registerDevtools, registerEmulate, registerExtensions, registerCDP,
 }
 
 // Catalog lists every tool, sorted by name.
@@ -124,8 +132,8 @@ func (e *Engine) Close() {
 // Call runs one tool for the session. It never returns nil, and failures
 // are results with IsError and Code.
 func (e *Engine) Call(ctx context.Context, s *Session, name string, args json.RawMessage) *Result {
-	c := &call{e: e, s: s, tool: name}
 	start := time.Now()
+	c := &call{e: e, s: s, tool: name, start: start}
 	res := c.run(ctx, name, args)
 	e.record(c, name, res, time.Since(start))
 	return res
@@ -205,6 +213,11 @@ type call struct {
 	tabID   int
 	browser string // the tab's browser, for logs
 	batch   bool   // inside browser_batch: no nesting
+	start   time.Time
+	// since is when this session's previous call on the tab began (zero if
+	// none): what happened after it is the outcome of that call.
+	since  time.Time
+	marked bool
 }
 
 // errorResult turns an error into a failed Result whose text starts with
@@ -258,6 +271,12 @@ const (
 // talk to the browser.
 func (c *call) tab(id int, a access) (hub.Tab, *hub.Browser, error) {
 	c.tabID = id
+	if !c.marked && id > 0 {
+		if c.start.IsZero() {
+			c.start = time.Now()
+		}
+		c.since, c.marked = c.s.mark(id, c.start), true
+	}
 	if id <= 0 {
 		return hub.Tab{}, nil, wire.Errorf(wire.CodeBadParams, "tabId is required (get one from tabs_context_mcp)")
 	}

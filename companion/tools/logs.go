@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,10 @@ const (
 	maxNetTextBytes = 256
 	// maxConsoleShown bounds one message in read_console_messages' answer.
 	maxConsoleShown = 2000
+	// maxStackFrames bounds the call frames kept and shown for a message.
+	maxStackFrames = 8
+	// maxNetHeaderBytes bounds a request's headers as kept, each way.
+	maxNetHeaderBytes = 8 << 10
 )
 
 type consoleArgs struct {
@@ -71,7 +76,11 @@ type consoleEntry struct {
 // size is what the entry holds, for the byte bound.
 func (e consoleEntry) size() int {
 	if e.line != nil {
-		return len(e.line.level) + len(e.line.text) + len(e.line.where)
+		n := len(e.line.level) + len(e.line.text) + len(e.line.where)
+		for _, f := range e.line.stack {
+			n += len(f)
+		}
+		return n
 	}
 	return len(e.params)
 }
@@ -98,6 +107,9 @@ func (l *consoleLog) add(method string, params json.RawMessage) {
 		line.text, omitted = clip(line.text, maxConsoleEntryBytes-512)
 		line.omitted += omitted
 		line.where = truncate(line.where, 256)
+		for i, f := range line.stack {
+			line.stack[i] = truncate(f, 256)
+		}
 		e.params, e.line = nil, &line
 	}
 	l.mu.Lock()
@@ -142,8 +154,65 @@ type consoleLine struct {
 	level string
 	text  string
 	where string
+	// stack is the call stack, innermost first, at most maxStackFrames.
+	stack []string
 	// omitted counts the bytes of the message cut off before text.
 	omitted int
+}
+
+// stackTrace is the DevTools protocol's Runtime.StackTrace.
+type stackTrace struct {
+	CallFrames []struct {
+		Function string `json:"functionName"`
+		URL      string `json:"url"`
+		Line     int    `json:"lineNumber"`
+		Column   int    `json:"columnNumber"`
+	} `json:"callFrames"`
+}
+
+// where is the innermost frame's place, and frames the stack as text.
+func (st *stackTrace) where() string {
+	if st == nil || len(st.CallFrames) == 0 {
+		return ""
+	}
+	f := st.CallFrames[0]
+	return fmt.Sprintf("%s:%d", f.URL, f.Line+1)
+}
+
+func (st *stackTrace) frames() []string {
+	if st == nil {
+		return nil
+	}
+	var out []string
+	for i, f := range st.CallFrames {
+		if i == maxStackFrames {
+			out = append(out, fmt.Sprintf("… %d more frames", len(st.CallFrames)-i))
+			break
+		}
+		fn := f.Function
+		if fn == "" {
+			fn = "(anonymous)"
+		}
+		out = append(out, fmt.Sprintf("%s (%s:%d:%d)", fn, f.URL, f.Line+1, f.Column+1))
+	}
+	return out
+}
+
+// Console levels, lowest first; a level filter keeps its own and higher.
+var consoleLevels = []string{"debug", "info", "warn", "error"}
+
+// levelRank orders a message's level among consoleLevels: log, trace,
+// table and the like count as info.
+func levelRank(level string) int {
+	switch level {
+	case "debug", "verbose":
+		return 0
+	case "warn":
+		return 2
+	case "error":
+		return 3
+	}
+	return 1
 }
 
 func formatConsole(e consoleEntry) consoleLine {
@@ -155,12 +224,7 @@ func formatConsole(e consoleEntry) consoleLine {
 		var p struct {
 			Type       string         `json:"type"`
 			Args       []remoteObject `json:"args"`
-			StackTrace *struct {
-				CallFrames []struct {
-					URL  string `json:"url"`
-					Line int    `json:"lineNumber"`
-				} `json:"callFrames"`
-			} `json:"stackTrace"`
+			StackTrace *stackTrace    `json:"stackTrace"`
 		}
 		_ = json.Unmarshal(e.params, &p)
 		parts := make([]string, 0, len(p.Args))
@@ -174,23 +238,24 @@ func formatConsole(e consoleEntry) consoleLine {
 		case "assert":
 			lvl = "error"
 		}
-		where := ""
-		if p.StackTrace != nil && len(p.StackTrace.CallFrames) > 0 {
-			f := p.StackTrace.CallFrames[0]
-			where = fmt.Sprintf("%s:%d", f.URL, f.Line+1)
-		}
-		return consoleLine{level: lvl, text: strings.Join(parts, " "), where: where}
+		return consoleLine{level: lvl, text: strings.Join(parts, " "), where: p.StackTrace.where(), stack: p.StackTrace.frames()}
 	case "Runtime.exceptionThrown":
 		var p struct {
 			ExceptionDetails exceptionDetails `json:"exceptionDetails"`
 		}
 		_ = json.Unmarshal(e.params, &p)
+		var st struct {
+			ExceptionDetails struct {
+				StackTrace *stackTrace `json:"stackTrace"`
+			} `json:"exceptionDetails"`
+		}
+		_ = json.Unmarshal(e.params, &st)
 		d := p.ExceptionDetails
 		where := ""
 		if d.URL != "" {
 			where = fmt.Sprintf("%s:%d", d.URL, d.Line+1)
 		}
-		return consoleLine{level: "error", text: "Uncaught " + firstLine(strings.TrimPrefix(d.text(), "Uncaught ")), where: where}
+		return consoleLine{level: "error", text: "Uncaught " + firstLine(strings.TrimPrefix(d.text(), "Uncaught ")), where: where, stack: st.ExceptionDetails.StackTrace.frames()}
 	case "Log.entryAdded":
 		var p struct {
 			Entry struct {
@@ -263,21 +328,33 @@ func runConsole(ctx context.Context, c *call, in *consoleArgs) (*Result, error) 
 		if !match(l.text) {
 			continue
 		}
-		text := l.text
-		if l.omitted > 0 {
-			text = strings.TrimSuffix(text, "…") // clip marks the cut again
-		}
-		shown, omitted := clip(text, maxConsoleShown)
-		s := fmt.Sprintf("[%s] %s %s", l.level, e.at.Format("15:04:05.000"), shown)
-		if omitted += l.omitted; omitted > 0 {
-			s += fmt.Sprintf(" [cut: %d more bytes]", omitted)
-		}
-		if l.where != "" {
-			s += " (" + l.where + ")"
-		}
-		lines = append(lines, s)
+		lines = append(lines, consoleText(e, l, false))
 	}
 	return listing(lines, limit, "console message(s)", in.TabID, dropped, in.Clear), nil
+}
+
+// consoleText is one message as an agent reads it: level, time, text (cut
+// at maxConsoleShown), where it came from and, with stack, its call stack
+// on indented lines.
+func consoleText(e consoleEntry, l consoleLine, stack bool) string {
+	text := l.text
+	if l.omitted > 0 {
+		text = strings.TrimSuffix(text, "…") // clip marks the cut again
+	}
+	shown, omitted := clip(text, maxConsoleShown)
+	s := fmt.Sprintf("[%s] %s %s", l.level, e.at.Format("15:04:05.000"), shown)
+	if omitted += l.omitted; omitted > 0 {
+		s += fmt.Sprintf(" [cut: %d more bytes]", omitted)
+	}
+	if l.where != "" {
+		s += " (" + l.where + ")"
+	}
+	if stack {
+		for _, f := range l.stack {
+			s += "\n    at " + f
+		}
+	}
+	return s
 }
 
 // ---- network buffer
@@ -293,13 +370,19 @@ type netEntry struct {
 	failed   string
 	size     int64
 	finished bool
+	// ended is when the response finished loading or failed.
+	ended time.Time
+	// reqHeaders and respHeaders are "Name: value" lines, at most
+	// maxNetHeaderBytes each.
+	reqHeaders  string
+	respHeaders string
 }
 
 // held is what the entry may hold, for the byte bound: its strings as
-// first recorded, room for the capped MIME type and error text, and the
-// struct itself.
+// first recorded, room for the capped MIME type and error text, its
+// headers, and the struct itself.
 func (e *netEntry) held() int {
-	return len(e.id) + len(e.method) + len(e.url) + len(e.typ) + 2*maxNetTextBytes + 128
+	return len(e.id) + len(e.method) + len(e.url) + len(e.typ) + 2*maxNetTextBytes + len(e.reqHeaders) + len(e.respHeaders) + 128
 }
 
 type networkLog struct {
@@ -310,10 +393,39 @@ type networkLog struct {
 	order    []*netEntry
 	bytes    int
 	dropped  int
+	// changed is closed at the next change, for whoever waits on one;
+	// nil when nobody does.
+	changed chan struct{}
 }
 
 func newNetworkLog(max, maxBytes int) *networkLog {
 	return &networkLog{max: max, maxBytes: maxBytes, byID: map[string]*netEntry{}}
+}
+
+// headerText turns a DevTools Headers object into sorted "Name: value"
+// lines, cut at maxNetHeaderBytes.
+func headerText(raw json.RawMessage) string {
+	var h map[string]any
+	if len(raw) == 0 || json.Unmarshal(raw, &h) != nil || len(h) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, k := range names {
+		v, _ := h[k].(string)
+		for _, one := range strings.Split(v, "\n") {
+			b.WriteString(k + ": " + one + "\n")
+		}
+		if b.Len() > maxNetHeaderBytes {
+			break
+		}
+	}
+	out, _ := clip(strings.TrimSuffix(b.String(), "\n"), maxNetHeaderBytes)
+	return out
 }
 
 // add records one Network event. For the main document's response it
@@ -324,12 +436,14 @@ func (l *networkLog) add(method string, params json.RawMessage) (status int, loa
 		LoaderID  string `json:"loaderId"`
 		Type      string `json:"type"`
 		Request   struct {
-			URL    string `json:"url"`
-			Method string `json:"method"`
+			URL     string          `json:"url"`
+			Method  string          `json:"method"`
+			Headers json.RawMessage `json:"headers"`
 		} `json:"request"`
 		Response struct {
-			Status   int    `json:"status"`
-			MimeType string `json:"mimeType"`
+			Status   int             `json:"status"`
+			MimeType string          `json:"mimeType"`
+			Headers  json.RawMessage `json:"headers"`
 		} `json:"response"`
 		ErrorText         string  `json:"errorText"`
 		Canceled          bool    `json:"canceled"`
@@ -343,53 +457,47 @@ func (l *networkLog) add(method string, params json.RawMessage) (status int, loa
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	defer l.signal()
 	e := l.byID[p.RequestID]
 	switch method {
 	case "Network.requestWillBeSent":
 		if e != nil && p.RedirectResponse != nil {
 			// A redirect reuses the request id: close the old hop.
 			e.status = p.RedirectResponse.Status
-			e.finished = true
+			e.finished, e.ended = true, time.Now()
 			delete(l.byID, p.RequestID)
 		}
 		e = &netEntry{
 			id: p.RequestID, at: time.Now(), method: truncate(p.Request.Method, maxNetTextBytes),
 			url: truncate(p.Request.URL, maxNetURLBytes), typ: truncate(p.Type, maxNetTextBytes),
+			reqHeaders: headerText(p.Request.Headers),
 		}
 		l.byID[p.RequestID] = e
 		l.order = append(l.order, e)
 		l.bytes += e.held()
-		n := 0
-		for len(l.order)-n > l.max || (l.bytes > l.maxBytes && len(l.order)-n > 1) {
-			old := l.order[n]
-			if l.byID[old.id] == old {
-				delete(l.byID, old.id)
-			}
-			l.bytes -= old.held()
-			n++
-		}
-		if n > 0 {
-			l.dropped += n
-			l.order = append(l.order[:0:0], l.order[n:]...)
-		}
+		l.trim()
 	case "Network.responseReceived":
 		if e == nil {
 			return 0, "", false
 		}
+		before := e.held()
 		e.status, e.mime = p.Response.Status, truncate(p.Response.MimeType, maxNetTextBytes)
+		e.respHeaders = headerText(p.Response.Headers)
+		l.bytes += e.held() - before
 		if p.Type != "" {
 			e.typ = p.Type
 		}
+		l.trim()
 		if p.Type == "Document" && p.LoaderID != "" {
 			return p.Response.Status, p.LoaderID, true
 		}
 	case "Network.loadingFinished":
 		if e != nil {
-			e.finished, e.size = true, int64(p.EncodedDataLength)
+			e.finished, e.size, e.ended = true, int64(p.EncodedDataLength), time.Now()
 		}
 	case "Network.loadingFailed":
 		if e != nil {
-			e.finished = true
+			e.finished, e.ended = true, time.Now()
 			e.failed = truncate(p.ErrorText, maxNetTextBytes)
 			if p.Canceled {
 				e.failed = "canceled"
@@ -397,6 +505,54 @@ func (l *networkLog) add(method string, params json.RawMessage) (status int, loa
 		}
 	}
 	return 0, "", false
+}
+
+// trim drops the oldest entries beyond the bounds, keeping the newest one
+// whatever its size. l.mu must be held.
+func (l *networkLog) trim() {
+	n := 0
+	for len(l.order)-n > l.max || (l.bytes > l.maxBytes && len(l.order)-n > 1) {
+		old := l.order[n]
+		if l.byID[old.id] == old {
+			delete(l.byID, old.id)
+		}
+		l.bytes -= old.held()
+		n++
+	}
+	if n > 0 {
+		l.dropped += n
+		l.order = append(l.order[:0:0], l.order[n:]...)
+	}
+}
+
+// signal wakes whoever waits for a change. l.mu must be held.
+func (l *networkLog) signal() {
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
+}
+
+// next returns a channel closed at the log's next change.
+func (l *networkLog) next() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.changed == nil {
+		l.changed = make(chan struct{})
+	}
+	return l.changed
+}
+
+// newest returns a copy of the newest entry ok accepts.
+func (l *networkLog) newest(ok func(*netEntry) bool) (netEntry, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := len(l.order) - 1; i >= 0; i-- {
+		if ok(l.order[i]) {
+			return *l.order[i], true
+		}
+	}
+	return netEntry{}, false
 }
 
 func (l *networkLog) snapshot(clear bool) ([]netEntry, int) {

@@ -579,7 +579,37 @@
 
   const info = () => ({ title: document.title });
 
-  const fns = { tree, find, text, resolve, probe, scrollTo, viewport, quiet, formInput, setFile, dropFile, info };
+  // ---- storage: the page's own local or session storage. At most
+  // STORE_ITEMS keys come back, each value cut at STORE_VALUE characters.
+  const STORE_ITEMS = 500, STORE_VALUE = 10000;
+  const storage = (area, action, name, value, expect) => {
+    if (action !== 'get') guard(expect);
+    let st;
+    try {
+      st = area === 'session' ? sessionStorage : localStorage;
+    } catch (e) {
+      throw new Fail('unsupported', `this page has no ${area} storage: ${e && e.message || e}`);
+    }
+    const item = (k) => {
+      const v = st.getItem(k);
+      return v === null ? null : [k, v.length > STORE_VALUE ? v.slice(0, STORE_VALUE) : v, v.length];
+    };
+    if (action === 'set') {
+      if (!name) throw new Fail('bad_params', 'set needs a name');
+      try { st.setItem(name, value); } catch (e) { throw new Fail('bad_params', `could not store ${name}: ${e && e.message || e}`); }
+      return { origin: location.origin, items: [item(name)], total: st.length };
+    }
+    if (action === 'clear') {
+      const n = name ? (st.getItem(name) === null ? 0 : 1) : st.length;
+      if (name) st.removeItem(name); else st.clear();
+      return { origin: location.origin, removed: n, total: st.length };
+    }
+    const keys = name ? [name] : Array.from({ length: st.length }, (_, i) => st.key(i)).sort();
+    const items = keys.slice(0, STORE_ITEMS).map(item).filter((x) => x);
+    return { origin: location.origin, items, total: st.length };
+  };
+
+  const fns = { tree, find, text, resolve, probe, scrollTo, viewport, quiet, formInput, setFile, dropFile, info, storage };
 
   globalThis.__reins = {
     call(fn, args) {

@@ -103,6 +103,9 @@ type rig struct {
 type rigOptions struct {
 	paused    func() error
 	takenOver func(int) string
+	// The person's permissions: developer agents, managing extensions.
+	developer func(string) bool
+	manageExt func() bool
 }
 
 func newRig(tb testing.TB, o ...rigOptions) *rig {
@@ -115,6 +118,7 @@ func newRig(tb testing.TB, o ...rigOptions) *rig {
 	}
 	r.e = tools.NewEngine(tools.Options{
 		Hub: shared.hub, Logger: quietLogger(), Paused: opt.paused, TakenOver: opt.takenOver,
+		Developer: opt.developer, ManageExtensions: opt.manageExt,
 		OnActivity: func(a tools.Activity) {
 			r.mu.Lock()
 			r.activities = append(r.activities, a)

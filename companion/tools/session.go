@@ -3,6 +3,7 @@ package tools
 import (
 	"strconv"
 	"sync"
+	"time"
 )
 
 // maxImages bounds the screenshots a session keeps for upload_image.
@@ -32,6 +33,7 @@ type Session struct {
 	views     map[int]viewMap // tab → mapping of the last screenshot
 	images    []*image        // oldest first, at most maxImages
 	nextImage int
+	marks     map[int]time.Time // tab → when the latest call on it began
 }
 
 // GroupTitle is the title of the caller's tab group. The extension keeps one
@@ -58,6 +60,19 @@ func (s *Session) observe(tab int, origin string) {
 	}
 	s.origins[tab] = origin
 	s.mu.Unlock()
+}
+
+// mark records that a call on tab began at t and returns when the
+// previous one began (zero if none).
+func (s *Session) mark(tab int, t time.Time) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.marks == nil {
+		s.marks = map[int]time.Time{}
+	}
+	prev := s.marks[tab]
+	s.marks[tab] = t
+	return prev
 }
 
 func (s *Session) observed(tab int) string {

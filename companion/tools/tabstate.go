@@ -34,7 +34,12 @@ type tabState struct {
 	console   *consoleLog
 	network   *networkLog
 	docStatus map[string]int // loaderId → HTTP status of the main document
-	gone      bool
+	emulation *emulation     // what the emulate tool put in force, nil if nothing
+	// tracing: a devtools trace is on; traceScript is the id of the
+	// new-document script that measures each page from its start.
+	tracing     bool
+	traceScript string
+	gone        bool
 }
 
 // tabState returns the tab's state, subscribing to its events on first use.
@@ -110,6 +115,22 @@ func (ts *tabState) ensure(ctx context.Context, agent string) error {
 	}
 	if _, err := ts.mainFrameNow(ctx, agent); err != nil {
 		return fmt.Errorf("preparing tab %d: %w", ts.id, err)
+	}
+	// A detach dropped the emulation and the trace's new-document script
+	// with the debugger session.
+	ts.mu.Lock()
+	em, tracing := ts.emulation, ts.tracing
+	ts.traceScript = ""
+	ts.mu.Unlock()
+	if em != nil {
+		if err := ts.emulate(ctx, agent, emulation{}, *em); err != nil {
+			return err
+		}
+	}
+	if tracing {
+		if err := ts.traceNewDocuments(ctx, agent, true); err != nil {
+			return err
+		}
 	}
 	ts.ready.Store(true)
 	return nil

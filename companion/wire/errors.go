@@ -30,6 +30,14 @@ const (
 	// CodeBusy: a peer already has as many commands running and waiting as
 	// it may; the command did not run.
 	CodeBusy Code = "busy"
+	// CodeUnsupported: the browser (an engine or a transport) cannot do
+	// what was asked, for example device emulation in Firefox; asking again
+	// will not help.
+	CodeUnsupported Code = "unsupported"
+	// CodeNotAllowed: the person has not allowed this in Reins' settings
+	// (managing extensions, raw DevTools for a developer agent), or the
+	// request reaches beyond what even an allowed caller may touch.
+	CodeNotAllowed Code = "not_allowed"
 )
 
 // Codes lists every code, for tests and documentation.
@@ -38,6 +46,7 @@ var Codes = []Code{
 	CodeTabNotInSession, CodeNoSuchSession, CodeNoSuchBrowser, CodeAttachFailed,
 	CodeRestrictedURL, CodeBlockedURL, CodeNavigatedAway, CodeTimeout,
 	CodeInternal, CodePaused, CodeNotShared, CodeUnauthorized, CodeBusy,
+	CodeUnsupported, CodeNotAllowed,
 }
 
 // Sentinel errors, one per code. Wrap them with %w; CodeOf finds the code.
@@ -59,6 +68,8 @@ var (
 	ErrNotShared       = &Error{Code: CodeNotShared, Message: "tab is not shared"}
 	ErrUnauthorized    = &Error{Code: CodeUnauthorized, Message: "unauthorized"}
 	ErrBusy            = &Error{Code: CodeBusy, Message: "too many commands"}
+	ErrUnsupported     = &Error{Code: CodeUnsupported, Message: "not supported by this browser"}
+	ErrNotAllowed      = &Error{Code: CodeNotAllowed, Message: "not allowed"}
 )
 
 // Error is an error with a wire code. Two Errors match under errors.Is when

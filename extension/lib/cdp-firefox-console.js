@@ -12,6 +12,8 @@ import { ISOLATED_FILE } from './cdp-firefox-scripting.js';
 /** The MAIN-world console hook. */
 export const CONSOLE_FILE = 'lib/firefox-console.js';
 const CONSOLE_SCRIPT_IDS = ['reins-console-main', 'reins-console-isolated'];
+// A console call's stack keeps at most this many frames (the page sends 8).
+export const MAX_STACK_FRAMES = 8;
 
 const captures = (st) => st.domains.has('Runtime') || st.domains.has('Log');
 
@@ -101,7 +103,16 @@ export function consoleCapture(fx) {
     if (rec.kind === 'console' && Array.isArray(rec.args)) {
       const params = { type: typeof rec.type === 'string' ? rec.type : 'log', args: rec.args, executionContextId: 1, timestamp: Number(rec.timestamp) || fx.now() };
       if (rec.loc && typeof rec.loc.url === 'string') {
-        params.stackTrace = { callFrames: [{ functionName: '', scriptId: '0', url: rec.loc.url, lineNumber: rec.loc.lineNumber | 0, columnNumber: rec.loc.columnNumber | 0 }] };
+        const frames = Array.isArray(rec.loc.frames) && rec.loc.frames.length ? rec.loc.frames.slice(0, MAX_STACK_FRAMES) : [rec.loc];
+        params.stackTrace = {
+          callFrames: frames.map((f) => ({
+            functionName: typeof f?.functionName === 'string' ? f.functionName.slice(0, 200) : '',
+            scriptId: '0',
+            url: typeof f?.url === 'string' ? f.url.slice(0, 2000) : '',
+            lineNumber: f?.lineNumber | 0,
+            columnNumber: f?.columnNumber | 0,
+          })),
+        };
       }
       fx.emitIf(tabId, 'Runtime', 'Runtime.consoleAPICalled', params);
     } else if (rec.kind === 'exception') {

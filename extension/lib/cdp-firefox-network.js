@@ -1,9 +1,10 @@
 // The Network domain of the Firefox adapter: requests of attached tabs with
-// Network enabled, from webRequest. firefox-network.js turns the details
-// into CDP event params.
+// Network enabled, from webRequest (firefox-network.js turns the details
+// into CDP event params), and the tab's own cookies (firefox-cookies.js).
 
 import { netErrorText } from './firefox-runtime.js';
 import * as net from './firefox-network.js';
+import { cookieMethods } from './firefox-cookies.js';
 
 // A redirect whose next hop never shows up must not leak.
 export const MAX_PENDING_REDIRECTS = 1000;
@@ -50,6 +51,7 @@ export function networkDomain(fx) {
     methods: {
       'Network.disable': fx.domainSwitch('Network', false),
       'Network.enable': fx.domainSwitch('Network', true),
+      ...cookieMethods(fx),
     },
   };
 }

@@ -68,11 +68,19 @@
     return { type: 'object', subtype: Array.isArray(v) ? 'array' : v instanceof Error ? 'error' : undefined, description };
   };
 
+  // The page's call stack, innermost first: at most MAX_FRAMES frames.
+  const MAX_FRAMES = 8;
   const where = () => {
     const stack = String(new Error().stack || '').split('\n');
-    // [0] is where(), [1] the wrapper, [2] the page's caller.
-    const m = /@(.*):(\d+):(\d+)$/.exec(stack[2] || '');
-    return m ? { url: m[1], lineNumber: Number(m[2]) - 1, columnNumber: Number(m[3]) - 1 } : null;
+    // [0] is where(), [1] the wrapper, [2] on the page's callers.
+    const frames = [];
+    for (const line of stack.slice(2)) {
+      const m = /^(.*)@(.*):(\d+):(\d+)$/.exec(line);
+      if (!m) continue;
+      if (frames.length === MAX_FRAMES) break;
+      frames.push({ functionName: m[1].slice(0, 200), url: m[2].slice(0, 2000), lineNumber: Number(m[3]) - 1, columnNumber: Number(m[4]) - 1 });
+    }
+    return frames.length ? { ...frames[0], frames } : null;
   };
 
   const types = { log: 'log', info: 'info', warn: 'warning', error: 'error', debug: 'debug', trace: 'trace', dir: 'dir', table: 'table', assert: 'assert' };

@@ -121,12 +121,17 @@ test('console records from the relay become Runtime events', async () => {
   browser.runtime.onMessage.fire({ reinsFirefoxPage: { kind: 'console', type: 'warning', args: [{ type: 'string', value: 'hi' }], timestamp: 5, loc: { url: 'http://127.0.0.1:9/', lineNumber: 3, columnNumber: 1 } } }, sender);
   browser.runtime.onMessage.fire({ reinsFirefoxPage: { kind: 'exception', promise: true, thrown: { isError: true, name: 'Error', message: 'x' } } }, sender);
   browser.runtime.onMessage.fire({ reinsFirefoxPage: { kind: 'console', type: 'log', args: [] } }, { ...sender, id: 'other@x' });
-  const c = events.find(([, m]) => m === 'Runtime.consoleAPICalled')[2];
+  const frames = Array.from({ length: 12 }, (_, i) => ({ functionName: `f${i}`, url: 'http://127.0.0.1:9/app.js', lineNumber: i, columnNumber: 2 }));
+  browser.runtime.onMessage.fire({ reinsFirefoxPage: { kind: 'console', type: 'error', args: [], timestamp: 6, loc: { ...frames[0], frames } } }, sender);
+  const [c, deep] = events.filter(([, m]) => m === 'Runtime.consoleAPICalled').map(([, , p]) => p);
   assert.equal(c.type, 'warning');
   assert.equal(c.stackTrace.callFrames[0].lineNumber, 3);
+  // A whole stack comes through, innermost first and bounded.
+  assert.equal(deep.stackTrace.callFrames.length, 8);
+  assert.deepEqual(deep.stackTrace.callFrames[1], { functionName: 'f1', scriptId: '0', url: 'http://127.0.0.1:9/app.js', lineNumber: 1, columnNumber: 2 });
   const e = events.find(([, m]) => m === 'Runtime.exceptionThrown')[2];
   assert.equal(e.exceptionDetails.text, 'Uncaught (in promise)');
-  assert.equal(events.filter(([, m]) => m === 'Runtime.consoleAPICalled').length, 1, 'other senders are ignored');
+  assert.equal(events.filter(([, m]) => m === 'Runtime.consoleAPICalled').length, 2, 'other senders are ignored');
 });
 
 test("the tool engine's isolated world: its helper is injected as the shipped file, its calls by name", async () => {

@@ -54,6 +54,9 @@ type ChromiumOption func(*chromiumOptions)
 
 type chromiumOptions struct {
 	hostDataDir string
+	// extensions, when set, replaces the extension folder to load with
+	// the folders it returns (made under dir).
+	extensions func(dir, ext string) ([]string, error)
 }
 
 // WithNativeHost registers `reins native-host` for the companion of
@@ -106,6 +109,13 @@ func StartChromium(ctx context.Context, opts ...ChromiumOption) (*Chromium, erro
 			return nil, err
 		}
 	}
+	exts := []string{ext}
+	if o.extensions != nil {
+		if exts, err = o.extensions(dir, ext); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
 	args := []string{
 		"--headless=new",
 		"--no-sandbox",
@@ -123,8 +133,8 @@ func StartChromium(ctx context.Context, opts ...ChromiumOption) (*Chromium, erro
 		// than the loopback ones fails to resolve.
 		"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
 		"--user-data-dir=" + c.UserDataDir,
-		"--load-extension=" + ext,
-		"--disable-extensions-except=" + ext,
+		"--load-extension=" + strings.Join(exts, ","),
+		"--disable-extensions-except=" + strings.Join(exts, ","),
 		"--silent-debugger-extension-api",
 		"--remote-debugging-port=0",
 		"about:blank",

@@ -71,7 +71,7 @@ type Stack struct {
 
 // StartStack starts everything and returns once the extension's hello has
 // reached the companion. On error, whatever started is closed.
-func StartStack(ctx context.Context) (s *Stack, err error) {
+func StartStack(ctx context.Context, opts ...ChromiumOption) (s *Stack, err error) {
 	s = &Stack{Companion: Companion{Pages: StartPages()}}
 	defer func() {
 		if err != nil {
@@ -89,7 +89,7 @@ func StartStack(ctx context.Context) (s *Stack, err error) {
 	// The extension finds the port and the key through the native host,
 	// as in a real install: the host asks this reins over its admin socket.
 	// No port in storage, so the first connection is the one that stays.
-	if s.Chrome, err = StartChromium(ctx, WithNativeHost(s.Reins.DataDir)); err != nil {
+	if s.Chrome, err = StartChromium(ctx, append([]ChromiumOption{WithNativeHost(s.Reins.DataDir)}, opts...)...); err != nil {
 		return s, err
 	}
 	snap, err := s.Watch.Until(ctx, func(snap inspect.Snapshot) bool { return len(snap.Browsers) > 0 })
