@@ -300,12 +300,12 @@ func TestBindingActivityAndEdges(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err = cs.CallTool(testCtx(t), &sdk.CallToolParams{Name: "tabs_context_mcp", Arguments: map[string]any{}})
-	if err != nil || !res.IsError || res.Meta["code"] != string(companion.CodeToolDisabled) {
+	if err != nil || !res.IsError || res.Meta["code"] != string(wire.CodeToolDisabled) {
 		t.Fatalf("disabled tool: %+v, %v", res, err)
 	}
 	e.wait(t, "the refusal in the activity", func(s ui.State) bool {
 		a := s.Activity[len(s.Activity)-1]
-		return a.Tool == "tabs_context_mcp" && a.Outcome == string(companion.CodeToolDisabled)
+		return a.Tool == "tabs_context_mcp" && a.Outcome == string(wire.CodeToolDisabled)
 	})
 	_ = br
 }

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/reinshq/reins/companion/tokens"
+	"github.com/reinshq/reins/companion/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -169,7 +170,7 @@ func TestErrorsKeepTheirSentinel(t *testing.T) {
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
-			var ae *Error
+			var ae *wire.Error
 			if !errors.As(err, &ae) || ae.Message == "" || ae.Message != strings.ToLower(ae.Message[:1])+ae.Message[1:] {
 				t.Fatalf("err = %#v, want an *Error with a lowercase message", err)
 			}

@@ -2,16 +2,17 @@ package admin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/reinshq/reins/companion/wire"
 )
 
 // ErrNoSuchBrowser means no connected browser, or no blocked profile, has
 // the id given.
-var ErrNoSuchBrowser = errors.New("no such browser")
+var ErrNoSuchBrowser error = wire.ErrNoSuchBrowser
 
 // Browsers is what the browsers routes need (`reins browsers`); the
 // companion satisfies it.

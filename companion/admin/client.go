@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/reinshq/reins/companion/wire"
 )
 
 // DefaultTimeout bounds one admin request when the caller's context has no
@@ -147,7 +149,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		if json.Unmarshal(data, &eb) != nil || eb.Error == "" {
 			return fmt.Errorf("admin channel: %s", resp.Status)
 		}
-		return &Error{Code: eb.Code, Message: eb.Error}
+		return wire.Remote(eb.Error, eb.Code)
 	}
 	if out == nil {
 		return nil

@@ -682,7 +682,7 @@ func TestAdmitAndBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Disconnect(hub.ReasonBlocked)
+	b.Disconnect(hub.ErrBlocked)
 	if got := x.CloseStatus(); got != hub.StatusRefused {
 		t.Fatalf("blocking a connected browser: close status %v, want %v", got, hub.StatusRefused)
 	}

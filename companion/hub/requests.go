@@ -187,7 +187,7 @@ func (h *Hub) CDP(ctx context.Context, publicID int, method string, params any, 
 	default:
 		raw, err = json.Marshal(p)
 		if err != nil {
-			return nil, wire.Errorf(wire.CodeBadParams, "encoding %s params: %v", method, err)
+			return nil, wire.Errorf(wire.CodeBadParams, "encoding %s params: %w", method, err)
 		}
 	}
 	if reason := wire.CDPNavigationRefusal(method, raw, b.Engine()); reason != "" {

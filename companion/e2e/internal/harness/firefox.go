@@ -43,7 +43,7 @@ func WebExtPath() (string, error) {
 		p = filepath.Join(root, ".test-tmp", "npm", "node_modules", ".bin", "web-ext")
 	}
 	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("no web-ext at %s (run make deps-test, or set REINS_WEB_EXT): %v", p, err)
+		return "", fmt.Errorf("no web-ext at %s (run make deps-test, or set REINS_WEB_EXT): %w", p, err)
 	}
 	return p, nil
 }
@@ -79,7 +79,7 @@ func FirefoxExtension() (string, error) {
 		cmd := exec.Command("go", "run", "./packaging/cmd/extpack", "firefox-dir", "-o", ffExtPath, "-data-collection", "none")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			ffExtErr = fmt.Errorf("building the Firefox extension: %v\n%s", err, out)
+			ffExtErr = fmt.Errorf("building the Firefox extension: %w\n%s", err, out)
 		}
 	})
 	return ffExtPath, ffExtErr
@@ -240,7 +240,7 @@ func (l *lineClock) after(ctx context.Context, t time.Time) (time.Time, error) {
 func StartFirefox(ctx context.Context, dataDir string, prefs ...string) (*Firefox, error) {
 	bin := FirefoxPath()
 	if st, err := os.Stat(bin); err != nil || st.IsDir() {
-		return nil, fmt.Errorf("no Firefox at %s (set REINS_FIREFOX, or install the firefox-esr package): %v", bin, err)
+		return nil, fmt.Errorf("no Firefox at %s (set REINS_FIREFOX, or install the firefox-esr package): %w", bin, err)
 	}
 	webExt, err := WebExtPath()
 	if err != nil {

@@ -73,7 +73,7 @@ func Binary() (string, error) {
 		cmd := exec.Command("go", "build", "-o", buildPath, "./cmd/reins")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/reins: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go build ./cmd/reins: %w\n%s", err, out)
 		}
 	})
 	return buildPath, buildErr

@@ -94,7 +94,7 @@ func startReins(ctx context.Context, bin string, extraArgs []string) (*Reins, er
 	if err := r.waitReady(ctx); err != nil {
 		r.Close()
 		if strings.Contains(r.out.String(), "port in use") {
-			return nil, fmt.Errorf("%w: %v", errPortTaken, err)
+			return nil, fmt.Errorf("%w: %w", errPortTaken, err)
 		}
 		return nil, fmt.Errorf("%w\nreins output:\n%s", err, Tail(r.out.String(), 30))
 	}
@@ -154,7 +154,7 @@ func (r *Reins) waitReady(ctx context.Context) error {
 		case <-r.exited:
 			return fmt.Errorf("reins exited before it was ready: %v", r.waitErr)
 		case <-ctx.Done():
-			return fmt.Errorf("reins not ready after %s: %v", StartTimeout, last)
+			return fmt.Errorf("reins not ready after %s: %w", StartTimeout, last)
 		case <-time.After(next()):
 		}
 	}
@@ -246,7 +246,7 @@ func (r *Reins) Stop(timeout time.Duration) error {
 		return fmt.Errorf("reins did not exit within %s of SIGTERM", timeout)
 	}
 	if r.waitErr != nil {
-		return fmt.Errorf("reins exited uncleanly after SIGTERM: %v", r.waitErr)
+		return fmt.Errorf("reins exited uncleanly after SIGTERM: %w", r.waitErr)
 	}
 	return nil
 }
