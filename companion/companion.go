@@ -194,13 +194,14 @@ func New(cfg Config) (*Companion, error) {
 		runner = c.engine
 	}
 	c.mcp = mcp.New(mcp.Options{
-		Verifier: verifier(cfg.Tokens),
-		Tools:    runner,
-		Paused:   c.CheckPaused,
-		Refusal:  c.refuseHiddenCall,
-		OnChange: c.changed,
-		Version:  cfg.Version,
-		Logger:   cfg.Logger,
+		Verifier:   verifier(cfg.Tokens),
+		Tools:      runner,
+		Paused:     c.CheckPaused,
+		Refusal:    c.toolRefusal,
+		OnActivity: c.RecordActivity,
+		OnChange:   c.changed,
+		Version:    cfg.Version,
+		Logger:     cfg.Logger,
 	})
 	// Tools the person turned off are not offered to agents at all.
 	c.mcp.SetHidden(c.disabled)

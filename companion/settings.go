@@ -8,20 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
-	"github.com/reinshq/reins/companion/tools"
 	"github.com/reinshq/reins/companion/wire"
 )
 
 // SettingsFile is the file in the data dir that keeps the person's choices
 // from the dashboard's Settings view across restarts.
 const SettingsFile = "settings.json"
-
-// CodeToolDisabled is the code of a call to a tool the person turned off in
-// Reins' settings. It sits beside the wire codes the way the engine's own
-// page-failure codes do: only the companion refuses for this reason.
-const CodeToolDisabled wire.Code = "tool_disabled"
 
 // settingsDoc is settings.json. Overlay is a pointer so a file written
 // before the field existed keeps the default (on).
@@ -151,17 +144,6 @@ func (c *Companion) SetDisabledTools(names []string) error {
 
 var errUnknownTool = errors.New("no such tool")
 
-// refuseHiddenCall refuses, for the MCP layer, a call to a tool taken out of
-// tools/list, and records it in the activity as the engine records its own
-// refusals.
-func (c *Companion) refuseHiddenCall(principal, label, tool string) error {
-	err := c.toolRefusal(tool)
-	if err != nil {
-		c.RecordActivity(tools.Activity{Time: time.Now(), Principal: principal, Agent: label, Tool: tool, Outcome: string(wire.CodeOf(err))})
-	}
-	return err
-}
-
 // Overlay reports whether the "controlled by an agent" overlay is shown in
 // shared tabs.
 func (c *Companion) Overlay() bool { return c.overlay.Load() }
@@ -186,13 +168,13 @@ func (c *Companion) SetOverlay(on bool) error {
 }
 
 // toolRefusal is the engine's check before every call and batch step: a
-// tool the person turned off fails with CodeToolDisabled.
+// tool the person turned off fails with wire.CodeToolDisabled.
 func (c *Companion) toolRefusal(tool string) error {
 	c.setMu.Lock()
 	_, off := slices.BinarySearch(c.disabled, tool)
 	c.setMu.Unlock()
 	if off {
-		return wire.Errorf(CodeToolDisabled, "%s is turned off in Reins' settings; the person can turn it back on in the dashboard", tool)
+		return wire.Errorf(wire.CodeToolDisabled, "%s is turned off in Reins' settings; the person can turn it back on in the dashboard", tool)
 	}
 	return nil
 }

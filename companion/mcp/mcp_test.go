@@ -507,8 +507,8 @@ func TestToolsListCarriesTheCatalog(t *testing.T) {
 
 // A tool the person turns off leaves tools/list, connected clients hear
 // that the list changed, and an agent calling it from the list it fetched
-// before is told why it failed. Turned back on, it returns. Both ways of
-// registering tools are covered: the real engine's and a plain catalog's.
+// before is told why it failed, and the refusal is activity. Turned back
+// on, it returns. It holds for the real engine's catalog and a plain one.
 func TestDisabledToolsLeaveTheList(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -566,6 +566,9 @@ func TestDisabledToolsLeaveTheList(t *testing.T) {
 			}
 			if !res.IsError || res.Meta[mcp.CodeMetaKey] != "tool_disabled" {
 				t.Fatalf("calling a turned-off tool: %+v", res)
+			}
+			if a := lastActivity(t, e); a.Tool != tc.tool || a.Outcome != "tool_disabled" || a.Principal != e.principal(t, "claude") || a.Agent != "claude" {
+				t.Fatalf("the refusal's activity: %+v", a)
 			}
 
 			if err := e.c.SetDisabledTools(nil); err != nil {
@@ -659,6 +662,9 @@ func TestPausedToolsFailWithCodePaused(t *testing.T) {
 	}
 	if c := e.runner.lastCall(); c.tool != "" {
 		t.Fatalf("the engine ran while paused: %+v", c)
+	}
+	if a := lastActivity(t, e); a.Tool != "browser_click" || a.Outcome != string(wire.CodePaused) || a.Agent != "claude" {
+		t.Fatalf("the paused call's activity: %+v", a)
 	}
 	e.c.Resume()
 	res, err = cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "browser_click", Arguments: map[string]any{"tabId": 1}})
@@ -810,6 +816,87 @@ func TestRealEngine(t *testing.T) {
 	e.c.Resume()
 	if res, err := cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "tabs_context_mcp", Arguments: map[string]any{}}); err != nil || res.IsError {
 		t.Fatalf("after resume: %+v, %v", res, err)
+	}
+}
+
+// lastActivity is the companion's latest activity entry.
+func lastActivity(t *testing.T, e *env) tools.Activity {
+	t.Helper()
+	acts := e.c.Activity()
+	if len(acts) == 0 {
+		t.Fatal("no activity")
+	}
+	return acts[len(acts)-1]
+}
+
+// The engine's whole catalog over /mcp, registered as it ships: every tool
+// is listed with the catalog's annotations, a call runs in the agent's
+// session, and an engine error keeps its code.
+func TestEngineCatalogOverMCP(t *testing.T) {
+	e := newEnvWith(t, nil)
+	cs := e.connect(t, e.issue(t, "claude"))
+	h := hub.New(hub.Options{Logger: quietLogger()})
+	defer h.Close()
+	engine := tools.NewEngine(tools.Options{Hub: h, Logger: quietLogger()})
+	defer engine.Close()
+	catalog := engine.Catalog()
+
+	list, err := cs.ListTools(ctxT(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, want []string
+	for _, tl := range list.Tools {
+		names = append(names, tl.Name)
+		if tl.Annotations == nil || tl.Annotations.DestructiveHint == nil {
+			t.Errorf("%s has no annotations", tl.Name)
+			continue
+		}
+		for _, info := range catalog {
+			if info.Name == tl.Name && (info.ReadOnly != tl.Annotations.ReadOnlyHint || info.Destructive != *tl.Annotations.DestructiveHint) {
+				t.Errorf("%s annotations %+v disagree with the catalog", tl.Name, tl.Annotations)
+			}
+		}
+	}
+	for _, info := range catalog {
+		want = append(want, info.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, want) || !slices.Equal(names, e.c.Tools()) {
+		t.Fatalf("MCP tools = %v, want the catalog %v", names, want)
+	}
+
+	res, err := cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "update_plan", Arguments: map[string]any{"domains": []string{"shop.example"}, "approach": []string{"pay"}}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "- shop.example") {
+		t.Fatalf("update_plan over MCP: %+v %v", res, err)
+	}
+	res, err = cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "read_page", Arguments: map[string]any{"tabId": 999}})
+	if err != nil || !res.IsError || res.Meta[mcp.CodeMetaKey] != "no_such_tab" {
+		t.Fatalf("error over MCP: %+v %v", res, err)
+	}
+	res, err = cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "read_page", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || res.Meta[mcp.CodeMetaKey] != string(wire.CodeBadParams) {
+		t.Fatalf("schema validation over MCP: %+v %v", res, err)
+	}
+}
+
+// Arguments that fail the tool's schema reach the engine, which refuses
+// them with code bad_params, and the refusal shows in the activity like any
+// other failed call.
+func TestSchemaErrorIsActivityWithItsCode(t *testing.T) {
+	e := newEnvWith(t, nil)
+	cs := e.connect(t, e.issue(t, "claude"))
+	res, err := cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "computer", Arguments: map[string]any{"tabId": "seven", "action": "screenshot"}})
+	if err != nil {
+		t.Fatalf("a schema error must be a tool result, not a protocol error: %v", err)
+	}
+	text := res.Content[0].(*sdk.TextContent).Text
+	if !res.IsError || res.Meta[mcp.CodeMetaKey] != string(wire.CodeBadParams) || !strings.HasPrefix(text, "[bad_params] invalid computer arguments") || !strings.Contains(text, "tabId") {
+		t.Fatalf("a string tabId: %+v %q", res, text)
+	}
+	a := lastActivity(t, e)
+	if a.Tool != "computer" || a.Outcome != string(wire.CodeBadParams) || a.Principal != e.principal(t, "claude") || a.Agent != "claude" {
+		t.Fatalf("activity %+v, want the schema error with its code", a)
 	}
 }
 
