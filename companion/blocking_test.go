@@ -18,14 +18,21 @@ import (
 // startOn runs a companion on a free port with dir as its data dir.
 func startOn(t *testing.T, dir string) (*companion.Companion, int) {
 	t.Helper()
+	return startWith(t, companion.Config{DataDir: dir, NoAdmin: true})
+}
+
+// startWith runs a companion configured by cfg on a free port, with a quiet
+// logger, stopped when the test ends.
+func startWith(t *testing.T, cfg companion.Config) (*companion.Companion, int) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
+	cfg.Port = ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	c, err := companion.New(companion.Config{Port: port, DataDir: dir, NoAdmin: true,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	c, err := companion.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +44,7 @@ func startOn(t *testing.T, dir string) (*companion.Companion, int) {
 		defer cancel()
 		c.Shutdown(ctx)
 	})
-	return c, port
+	return c, cfg.Port
 }
 
 // waitBrowsers waits until the companion has n browsers connected.

@@ -69,6 +69,11 @@ type Config struct {
 	// NoAdmin skips the admin channel (tests that run several companions
 	// on one data dir).
 	NoAdmin bool
+	// Inspect turns on the admin channel's inspection routes: the hub's
+	// API as JSON, for end-to-end tests, benchmarks and diagnostics
+	// (`reins headless --inspect`). Their raw requests to browsers obey
+	// pause and the tools the person turned off (RawRefusal).
+	Inspect bool
 }
 
 // TokenStore is what the companion needs from the token store;
@@ -347,9 +352,6 @@ func (c *Companion) Shutdown(ctx context.Context) error {
 	// Before the HTTP server and the admin channel: open SSE streams would
 	// hold their Shutdown.
 	c.mcp.Close()
-	if c.admin != nil {
-		c.admin.Close(ctx)
-	}
 	if c.engine != nil {
 		c.engine.Close()
 	}
@@ -357,6 +359,11 @@ func (c *Companion) Shutdown(ctx context.Context) error {
 	// browser can still stop the screencast.
 	c.live.Close()
 	c.hub.Close()
+	// After the hub: an inspection request in flight gets the hub's
+	// shutdown error as its answer rather than being cut off.
+	if c.admin != nil {
+		c.admin.Close(ctx)
+	}
 	c.graphWG.Wait()
 	c.offers.Close()
 	if c.operators != nil {
@@ -524,6 +531,10 @@ func (c *Companion) startAdmin() error {
 	if c.cfg.Tokens != nil {
 		ts = c.cfg.Tokens
 	}
+	var inspect *admin.Inspect
+	if c.cfg.Inspect {
+		inspect = &admin.Inspect{Hub: c.hub, Changes: c.Changes, Allow: c.RawRefusal}
+	}
 	c.admin = admin.Serve(ln, admin.NewHandler(admin.Options{
 		Tokens:          ts,
 		Status:          func() admin.Status { return admin.Status{Port: c.cfg.Port, Version: c.cfg.Version, PID: os.Getpid()} },
@@ -534,6 +545,7 @@ func (c *Companion) startAdmin() error {
 		Browsers:        adminBrowsers{c},
 		PairingCode:     c.PairingCode,
 		MCP:             c.mcp,
+		Inspect:         inspect,
 		Logger:          c.log,
 	}), c.log)
 	return nil

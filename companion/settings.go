@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/reinshq/reins/companion/wire"
 )
@@ -164,6 +165,21 @@ func (c *Companion) SetOverlay(on bool) error {
 	c.log.Info("page overlay", "on", on)
 	c.pushPolicy()
 	c.changed()
+	return nil
+}
+
+// RawRefusal is the check in front of every raw request the inspection
+// routes send to a browser. Such a request can do what any tool does, so it
+// runs only while the person lets every tool run: it fails with code paused
+// while automation is paused, and with tool_disabled while any tool is
+// turned off.
+func (c *Companion) RawRefusal() error {
+	if err := c.CheckPaused(); err != nil {
+		return err
+	}
+	if off := c.DisabledTools(); len(off) > 0 {
+		return wire.Errorf(wire.CodeToolDisabled, "raw browser requests are refused while tools are turned off in Reins' settings (%s)", strings.Join(off, ", "))
+	}
 	return nil
 }
 

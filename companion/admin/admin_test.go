@@ -112,6 +112,8 @@ func TestRouteTable(t *testing.T) {
 		"GET /v1/backends", "DELETE /v1/backends/{id}", "POST /v1/live/{tab}",
 		"GET /v1/browsers", "POST /v1/browsers/{id}/block", "DELETE /v1/blocked/{instance}",
 		"POST /v1/browsers/code", "/mcp",
+		"GET /v1/inspect/browsers", "GET /v1/inspect/tabs", "GET /v1/inspect/changes", "GET /v1/inspect/events",
+		"POST /v1/inspect/request", "POST /v1/inspect/cdp", "POST /v1/inspect/tabs/create", "POST /v1/inspect/tabs/close",
 	} {
 		if !slices.Contains(got, want) {
 			t.Errorf("route %q missing from %v", want, got)

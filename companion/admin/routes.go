@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/reinshq/reins/companion/tokens"
@@ -50,8 +51,12 @@ type Options struct {
 	// MCP is the companion's /mcp, with its own bearer check: `reins mcp`
 	// reaches it here, where only this user can connect, and so never
 	// hands its token to whatever listens on the TCP port.
-	MCP    http.Handler
-	Logger *slog.Logger
+	MCP http.Handler
+	// Inspect turns on the inspection routes (inspect.go): tests,
+	// benchmarks and diagnostics. Nil leaves them answering
+	// not_implemented.
+	Inspect *Inspect
+	Logger  *slog.Logger
 }
 
 // handler answers one admin request with a JSON-encodable value or an error
@@ -62,7 +67,7 @@ type handler func(r *http.Request) (any, error)
 // entry here and, when it needs the companion, one Options field. Every
 // route but /mcp answers JSON through serve.
 func (h *Handler) routes() map[string]http.Handler {
-	return map[string]http.Handler{
+	routes := map[string]http.Handler{
 		"GET /v1/status": h.serve(h.status),
 
 		"GET /v1/tokens":           h.serve(h.listTokens),
@@ -85,6 +90,10 @@ func (h *Handler) routes() map[string]http.Handler {
 
 		"/mcp": h.mcp(),
 	}
+	for p, route := range h.inspectRoutes() {
+		routes[p] = route
+	}
+	return routes
 }
 
 // Handler is the admin channel's HTTP handler.
@@ -92,11 +101,16 @@ type Handler struct {
 	opts Options
 	log  *slog.Logger
 	mux  *http.ServeMux
+	// stopping, closed by stop, ends the inspection streams so a graceful
+	// shutdown does not wait on clients that never leave.
+	stopping chan struct{}
+	stop     func()
 }
 
 // NewHandler builds the route table over opts.
 func NewHandler(opts Options) *Handler {
-	h := &Handler{opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	h := &Handler{opts: opts, log: opts.Logger, mux: http.NewServeMux(), stopping: make(chan struct{})}
+	h.stop = sync.OnceFunc(func() { close(h.stopping) })
 	if h.log == nil {
 		h.log = slog.Default()
 	}

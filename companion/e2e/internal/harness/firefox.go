@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/hub"
-	"github.com/reinshq/reins/companion/inspect"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -346,7 +346,7 @@ func (f *Firefox) Close() {
 
 // WaitBrowser waits on the change stream for a connected browser of the
 // given engine that is not one of skip (ids), and returns it.
-func WaitBrowser(ctx context.Context, w *inspect.Watch, engine wire.Engine, exited <-chan struct{}, skip ...string) (hub.BrowserInfo, error) {
+func WaitBrowser(ctx context.Context, w *admin.Watch, engine wire.Engine, exited <-chan struct{}, skip ...string) (hub.BrowserInfo, error) {
 	var found hub.BrowserInfo
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -357,7 +357,7 @@ func WaitBrowser(ctx context.Context, w *inspect.Watch, engine wire.Engine, exit
 		case <-ctx.Done():
 		}
 	}()
-	_, err := w.Until(ctx, func(snap inspect.Snapshot) bool {
+	_, err := w.Until(ctx, func(snap admin.Snapshot) bool {
 		for _, b := range snap.Browsers {
 			if b.Engine == engine && !contains(skip, b.ID) {
 				found = b

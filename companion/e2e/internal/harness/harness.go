@@ -1,5 +1,5 @@
 // Package harness starts and stops the real processes of the end-to-end
-// tests: `reins headless` with its inspection socket, a headless Chromium
+// tests: `reins headless --inspect`, a headless Chromium
 // loading the unpacked extension/, and local test pages. Every process it
 // starts is killed and every temporary directory removed by the Close
 // methods; the tests register those with t.Cleanup.
