@@ -481,7 +481,7 @@ func (c *Companion) pushGraph() {
 		defer c.graphWG.Done()
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			c.hub.PushGraph(ctx, c.graphAgents())
+			c.hub.PushGraph(ctx, c.readState().graph().Wire())
 			cancel()
 			c.mu.Lock()
 			if !c.graphAgain || c.shutdown {
