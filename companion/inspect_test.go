@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/reinshq/reins/companion"
 	"github.com/reinshq/reins/companion/admin"
+	"github.com/reinshq/reins/companion/companiontest"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -22,13 +21,8 @@ import (
 // it may reach the browser, and each is refused with the code that says
 // why. Reading the hub's state stays open.
 func TestInspectionRequestsObeyPauseAndDisabledTools(t *testing.T) {
-	base, err := os.MkdirTemp("", "rins") // short: the admin socket's path
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	dir := filepath.Join(base, "data")
-	c, port := startWith(t, companion.Config{DataDir: dir, Inspect: true})
+	dir := companiontest.ShortDir(t)
+	c, port := companiontest.Start(t, companion.Config{DataDir: dir, Inspect: true})
 	x := dialExt(t, dir, port, "inst-raw")
 	var reached atomic.Int64 // requests that reached the browser
 	answer := func(result any) func(json.RawMessage) (any, error) {
@@ -116,13 +110,8 @@ func TestInspectionRequestsObeyPauseAndDisabledTools(t *testing.T) {
 
 // Without Config.Inspect the admin socket has no inspection routes.
 func TestInspectionRoutesAreOffByDefault(t *testing.T) {
-	base, err := os.MkdirTemp("", "rins")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	dir := filepath.Join(base, "data")
-	startWith(t, companion.Config{DataDir: dir})
+	dir := companiontest.ShortDir(t)
+	companiontest.Start(t, companion.Config{DataDir: dir})
 	cl := admin.NewClient(dir).Inspect()
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/companiontest"
 	"github.com/reinshq/reins/companion/hub/hubtest"
 	"github.com/reinshq/reins/companion/operator/operatortest"
 	"github.com/reinshq/reins/companion/pairing"
@@ -25,7 +26,7 @@ func startPairingCompanion(t *testing.T) (c *companion.Companion, port int, dir 
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, port = startWith(t, companion.Config{DataDir: dir, Tokens: tm, NoAdmin: true})
+	c, port = companiontest.Start(t, companion.Config{DataDir: dir, Tokens: tm, NoAdmin: true})
 	return c, port, dir
 }
 

@@ -1,50 +1,15 @@
 package companion_test
 
 import (
-	"context"
-	"encoding/json"
-	"net/http"
 	"reflect"
-	"strconv"
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/companiontest"
 	"github.com/reinshq/reins/companion/tokens"
 	"github.com/reinshq/reins/companion/wire"
 )
-
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
-// connectAgent opens an MCP session with token, as an agent does.
-func connectAgent(t *testing.T, port int, token string) *sdk.ClientSession {
-	t.Helper()
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "snapshot-test", Version: "1"}, nil).Connect(ctx, &sdk.StreamableClientTransport{
-		Endpoint:   "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{token: token, base: tr}},
-		MaxRetries: -1,
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
 
 // The dashboard and the extensions draw one graph: what a Graph-enabled
 // profile receives in graph.state is the Snapshot's graph as Wire gives it,
@@ -55,21 +20,9 @@ func TestSnapshotAndGraphStateAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, port := startWith(t, companion.Config{DataDir: dir, Tokens: tm, NoAdmin: true, Version: "test"})
+	c, port := companiontest.Start(t, companion.Config{DataDir: dir, Tokens: tm, NoAdmin: true, Version: "test"})
 	x := dialExt(t, dir, port, "inst-graph")
-	graphs := make(chan wire.ConnectionGraph, 64)
-	x.Handle(wire.MethodGraphState, func(p json.RawMessage) (any, error) {
-		var g wire.ConnectionGraph
-		if err := json.Unmarshal(p, &g); err != nil {
-			return nil, err
-		}
-		graphs <- g
-		return wire.GraphReceipt{Received: true}, nil
-	})
-	on := true
-	if err := x.Send(wire.EventToolsPolicy, wire.ToolsPolicy{Disabled: []string{}, Graph: &on}); err != nil {
-		t.Fatal(err)
-	}
+	graphs := companiontest.RecordGraphs(t, x)
 	if err := x.SendTabs([]wire.TabInfo{
 		{ID: 1, URL: "https://a.test/", Title: "A", Shared: true, WindowID: 1},
 		{ID: 2, URL: "https://b.test/", Title: "B", Shared: true, WindowID: 1},
@@ -118,7 +71,10 @@ func TestSnapshotAndGraphStateAgree(t *testing.T) {
 	if _, err := tm.Issue("idle"); err != nil {
 		t.Fatal(err)
 	}
-	cs := connectAgent(t, port, tok)
+	cs, err := companiontest.Connect(t, port, tok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s = agrees("with claude", func(s companion.Snapshot) bool { return len(s.Graph.Agents) == 1 && s.Graph.Agents[0].Connected })
 	if a := s.Graph.Agents[0]; a.Name != "claude" || a.Backend || a.LastSeen.IsZero() {
 		t.Fatalf("agent node %+v", a)

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/companiontest"
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/hub/hubtest"
 	"github.com/reinshq/reins/companion/mcp"
@@ -111,16 +112,6 @@ type env struct {
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func shortTempDir(t testing.TB) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "rmcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return filepath.Join(d, "data")
-}
-
 // newEnv serves the full companion handler (edge checks included) on a
 // real 127.0.0.1 listener, with the fake runner.
 func newEnv(t *testing.T) *env {
@@ -131,7 +122,7 @@ func newEnv(t *testing.T) *env {
 // newEnvWith is newEnv with a given runner; nil runs the real engine.
 func newEnvWith(t testing.TB, runner *fakeRunner) *env {
 	t.Helper()
-	return newEnvIn(t, shortTempDir(t), runner)
+	return newEnvIn(t, companiontest.ShortDir(t), runner)
 }
 
 // newEnvIn is newEnvWith on a given data dir.
@@ -223,17 +214,6 @@ func (e *env) agent(name string) (mcp.AgentInfo, bool) {
 	return mcp.AgentInfo{}, false
 }
 
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
@@ -247,7 +227,6 @@ func (e *env) connect(t testing.TB, token string) *sdk.ClientSession {
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
-	t.Cleanup(func() { cs.Close() })
 	return cs
 }
 
@@ -256,14 +235,7 @@ func (e *env) tryConnect(t testing.TB, token string) (*sdk.ClientSession, error)
 }
 
 func (e *env) tryConnectWith(t testing.TB, token string, opts *sdk.ClientOptions) (*sdk.ClientSession, error) {
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	cl := sdk.NewClient(&sdk.Implementation{Name: "reins-test", Version: "1"}, opts)
-	return cl.Connect(ctxT(t), &sdk.StreamableClientTransport{
-		Endpoint:   e.base + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{token: token, base: tr}},
-		MaxRetries: -1,
-	}, nil)
+	return companiontest.Connect(t, e.port, token, opts)
 }
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
@@ -388,23 +360,10 @@ func graphRecorder(t *testing.T, e *env) <-chan wire.ConnectionGraph {
 		t.Fatal(err)
 	}
 	t.Cleanup(x.Kill)
-	graphs := make(chan wire.ConnectionGraph, 64)
-	x.Handle(wire.MethodGraphState, func(p json.RawMessage) (any, error) {
-		var g wire.ConnectionGraph
-		if err := json.Unmarshal(p, &g); err != nil {
-			return nil, err
-		}
-		graphs <- g
-		return wire.GraphReceipt{Received: true}, nil
-	})
 	x.Handle(wire.MethodTabsList, func(json.RawMessage) (any, error) {
 		return []wire.TabInfo{{ID: 7, URL: "https://example.com/", Title: "Example", Shared: true}}, nil
 	})
-	on := true
-	if err := x.Send(wire.EventToolsPolicy, wire.ToolsPolicy{Disabled: []string{}, Graph: &on}); err != nil {
-		t.Fatal(err)
-	}
-	return graphs
+	return companiontest.RecordGraphs(t, x)
 }
 
 // nextGraph waits for a pushed graph that satisfies cond.
@@ -528,7 +487,6 @@ func TestDisabledToolsLeaveTheList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer cs.Close()
 			listed := func() []string {
 				res, err := cs.ListTools(ctxT(t), nil)
 				if err != nil {
@@ -584,7 +542,7 @@ func TestDisabledToolsLeaveTheList(t *testing.T) {
 
 // A tool turned off in an earlier run (the saved settings) is never listed.
 func TestToolsTurnedOffBeforeStartAreNotListed(t *testing.T) {
-	dir := shortTempDir(t)
+	dir := companiontest.ShortDir(t)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -735,7 +693,7 @@ func TestOneAgentCannotUseAnothersSession(t *testing.T) {
 }
 
 func TestNoTokenStoreRefusesEveryone(t *testing.T) {
-	dir := shortTempDir(t)
+	dir := companiontest.ShortDir(t)
 	c, err := companion.New(companion.Config{Port: 47999, DataDir: dir, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)

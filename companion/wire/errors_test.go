@@ -10,6 +10,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 )
@@ -20,6 +21,21 @@ var update = flag.Bool("update", false, "rewrite testdata/error_codes.json from 
 // extension's tests read it.
 type errorFixture struct {
 	Codes []CodeInfo `json:"codes"`
+}
+
+// readFixture decodes testdata/name, a file the extension's tests read too,
+// into v; a field v does not know fails, so the two sides cannot drift.
+func readFixture(t *testing.T, name string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
 }
 
 // TestErrorTableFixture keeps the extension's copy of the error table equal
@@ -48,16 +64,8 @@ func TestErrorTableFixture(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	raw, err := os.ReadFile("testdata/error_codes.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got errorFixture
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&got); err != nil {
-		t.Fatal(err)
-	}
+	readFixture(t, "error_codes.json", &got)
 	if len(got.Codes) != len(want.Codes) {
 		t.Fatalf("the fixture has %d codes, the table %d; run go test ./companion/wire -run TestErrorTableFixture -update", len(got.Codes), len(want.Codes))
 	}
