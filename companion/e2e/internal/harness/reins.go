@@ -79,6 +79,15 @@ func startReins(ctx context.Context, bin string, extraArgs []string) (*Reins, er
 		exited:  make(chan struct{}),
 		dir:     dir,
 	}
+	// A later --data-dir wins, and the inspection routes are on its admin
+	// socket.
+	for i, a := range extraArgs {
+		if a == "--data-dir" && i+1 < len(extraArgs) {
+			r.DataDir = extraArgs[i+1]
+		} else if v, ok := strings.CutPrefix(a, "--data-dir="); ok {
+			r.DataDir = v
+		}
+	}
 	r.args = append([]string{bin, "headless",
 		"--port", strconv.Itoa(port),
 		"--data-dir", r.DataDir,
