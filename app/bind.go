@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/reinshq/reins/companion"
 	"github.com/reinshq/reins/companion/hub"
-	"github.com/reinshq/reins/companion/mcp"
 	"github.com/reinshq/reins/companion/wire"
 	"github.com/reinshq/reins/ui"
 )
@@ -87,116 +85,58 @@ func (b *binding) Subscribe() (<-chan ui.State, func()) {
 	}
 }
 
-// snapshot reads everything the UI shows from the companion.
+// snapshot maps the companion's Snapshot to the UI's State. It computes
+// nothing: the companion counts and names (companion.Snapshot).
 func (b *binding) snapshot() ui.State {
-	c := b.c
-	paused := c.Paused()
+	c := b.c.Snapshot()
 	s := ui.State{
-		Paused:        paused,
-		Port:          c.Port(),
-		MCPURL:        c.MCPURL(),
-		Version:       c.Version(),
-		Tools:         c.Tools(),
-		DisabledTools: c.DisabledTools(),
-		Overlay:       c.Overlay(),
-		Blocked:       blockedBrowsers(c.BlockedBrowsers()),
+		Paused:        c.Paused,
+		Port:          c.Port,
+		MCPURL:        c.MCPURL,
+		Version:       c.Version,
+		Tools:         c.Tools,
+		DisabledTools: c.DisabledTools,
+		Overlay:       c.Overlay,
+		Blocked:       blockedBrowsers(c.Blocked),
 
-		ManageExtensions: c.ManageExtensions(),
+		ManageExtensions: c.ManageExtensions,
 	}
-
-	mcpAgents := c.Agents()
-	backends := c.Backends()
-	activity := c.Activity()
-	// Agents and backends are principals ("agent:<token id>",
-	// "backend:<id>"), which are also their graph node ids; the person sees
-	// their labels. Two with one label stay two.
-	labels := map[string]string{} // principal → label
-	for _, a := range activity {
-		if a.Principal != "" {
-			labels[a.Principal] = a.Agent
+	for _, n := range c.Graph.Agents {
+		kind := ui.KindAgent
+		if n.Backend {
+			kind = ui.KindBackend
 		}
+		s.Graph.Agents = append(s.Graph.Agents, ui.Node{ID: n.ID, Name: n.Name, Kind: kind, Connected: n.Connected, LastSeen: n.LastSeen})
 	}
-	nodes := map[string]bool{}
-	for _, be := range backends {
+	for _, n := range c.Graph.Browsers {
+		s.Graph.Browsers = append(s.Graph.Browsers, ui.BrowserNode{
+			ID: n.ID, Name: n.Name, Mode: browserMode(n.Mode), Engine: string(n.Engine),
+			Browser: n.Browser, Profile: n.Profile, SharedTabs: n.SharedTabs, Paused: c.Paused,
+		})
+	}
+	for _, e := range c.Graph.Edges {
+		s.Graph.Edges = append(s.Graph.Edges, ui.Edge{AgentID: e.AgentID, BrowserID: e.BrowserID, Tabs: e.Tabs})
+	}
+	for _, t := range c.Tabs {
+		s.Tabs = append(s.Tabs, ui.Tab{ID: t.ID, Title: t.Title, URL: t.URL, BrowserID: t.BrowserID, BrowserName: t.BrowserName, AgentName: t.AgentName})
+	}
+	for _, a := range c.Agents {
+		s.Agents = append(s.Agents, ui.Agent{ID: a.ID, Name: a.Name, Created: a.Created, LastSeen: a.LastSeen, Connected: a.Connected, Developer: a.Developer})
+	}
+	for _, be := range c.Backends {
 		s.Backends = append(s.Backends, ui.Backend{
 			ID: be.ID, Brand: be.Brand, Origin: be.Origin, ServerURL: be.ServerURL,
 			Transport: be.Transport, Connected: be.Connected, Revoked: be.Revoked, LastError: be.LastError,
 		})
-		if be.Revoked {
-			continue // listed so the person can forget it, but no longer an agent
-		}
-		s.Graph.Agents = append(s.Graph.Agents, ui.Node{
-			ID: be.Principal, Name: be.Agent, Kind: ui.KindBackend, Connected: be.Connected, LastSeen: be.LastSeen,
-		})
-		labels[be.Principal] = be.Agent
-		nodes[be.Principal] = true
 	}
-	seen := map[string]mcp.AgentInfo{} // by principal
-	var agentNodes []ui.Node
-	for _, a := range mcpAgents {
-		seen[a.ID] = a
-		agentNodes = append(agentNodes, ui.Node{ID: a.ID, Name: a.Name, Kind: ui.KindAgent, Connected: a.Connected, LastSeen: a.LastSeen})
-		labels[a.ID] = a.Name
-		nodes[a.ID] = true
-	}
-	s.Graph.Agents = append(agentNodes, s.Graph.Agents...)
-
-	if ts := c.Tokens(); ts != nil {
-		infos, err := ts.List()
-		if err != nil {
-			b.log.Warn("listing agent tokens for the dashboard", "err", err)
-		}
-		for _, t := range infos {
-			id := mcp.AgentID(t.ID)
-			a := ui.Agent{ID: id, Name: t.Name, Created: t.Created, Developer: c.IsDeveloperAgent(id)}
-			if m, ok := seen[id]; ok {
-				a.LastSeen, a.Connected = m.LastSeen, m.Connected
-			}
-			s.Agents = append(s.Agents, a)
-		}
-		sort.Slice(s.Agents, func(i, j int) bool { return s.Agents[i].Name < s.Agents[j].Name })
-	}
-
-	users := c.TabAgents()
-	edges := map[[2]string]int{}
-	for _, bi := range c.Hub().Browsers() {
-		s.Graph.Browsers = append(s.Graph.Browsers, ui.BrowserNode{
-			ID: bi.ID, Name: bi.Name, Mode: browserMode(bi.Mode), Engine: string(bi.Engine),
-			Browser: bi.Hello.Browser, Profile: bi.Hello.Profile,
-			SharedTabs: bi.SharedTabs, Paused: paused,
-		})
-	}
-	for _, t := range c.Hub().Tabs() {
-		if !t.Shared {
-			continue
-		}
-		principal := users[t.ID]
-		s.Tabs = append(s.Tabs, ui.Tab{
-			ID: t.ID, Title: t.Title, URL: t.URL, BrowserID: t.BrowserID, BrowserName: t.BrowserName, AgentName: labels[principal],
-		})
-		if nodes[principal] {
-			edges[[2]string{principal, t.BrowserID}]++
-		}
-	}
-	for k, n := range edges {
-		s.Graph.Edges = append(s.Graph.Edges, ui.Edge{AgentID: k[0], BrowserID: k[1], Tabs: n})
-	}
-	sort.Slice(s.Graph.Edges, func(i, j int) bool {
-		a, b := s.Graph.Edges[i], s.Graph.Edges[j]
-		if a.AgentID != b.AgentID {
-			return a.AgentID < b.AgentID
-		}
-		return a.BrowserID < b.BrowserID
-	})
-
-	for _, o := range c.PendingOffers() {
+	for _, o := range c.Offers {
 		s.Offers = append(s.Offers, ui.Offer{
 			ID: o.ID, Brand: o.Brand, Origin: o.Origin, ServerURL: o.ServerURL,
 			BrowserID: o.BrowserID, Browser: o.Browser, Profile: o.Profile,
 			Transport: o.Transport, Received: o.Received, Expires: o.Expires,
 		})
 	}
-	for _, a := range activity {
+	for _, a := range c.Activity {
 		s.Activity = append(s.Activity, ui.Activity{
 			Time: a.Time, Agent: a.Agent, Tool: a.Tool, TabID: a.TabID, Outcome: a.Outcome, Duration: a.Duration,
 		})

@@ -1,11 +1,8 @@
 package app
 
 import (
-	"context"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"slices"
 	"strconv"
 	"testing"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/reinshq/reins/app/desktoptest"
 	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/companiontest"
 	"github.com/reinshq/reins/companion/operator/operatortest"
 	"github.com/reinshq/reins/companion/tokens"
 	"github.com/reinshq/reins/companion/wire"
@@ -40,34 +38,14 @@ func startBound(t *testing.T) *bound {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	for attempt := 0; ; attempt++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		c, err := companion.New(companion.Config{Port: port, DataDir: dir, Version: "test", Tokens: tm, Logger: log, NoAdmin: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Start(); err != nil {
-			if attempt < 5 {
-				continue // another test took the port between Close and Start
-			}
-			t.Fatal(err)
-		}
-		b := newBinding(c, log)
-		states, cancel := b.Subscribe()
-		t.Cleanup(func() {
-			cancel()
-			b.close()
-			ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
-			defer stop()
-			c.Shutdown(ctx)
-		})
-		return &bound{c: c, b: b, tokens: tm, port: port, dir: dir, states: states}
-	}
+	c, port := companiontest.Start(t, companion.Config{DataDir: dir, Version: "test", Tokens: tm, Logger: log, NoAdmin: true})
+	b := newBinding(c, log)
+	states, cancel := b.Subscribe()
+	t.Cleanup(func() {
+		cancel()
+		b.close()
+	})
+	return &bound{c: c, b: b, tokens: tm, port: port, dir: dir, states: states}
 }
 
 // wait receives snapshots until one satisfies ok.
@@ -251,17 +229,10 @@ func (e *bound) agent(t *testing.T, name string) *sdk.ClientSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	cl := sdk.NewClient(&sdk.Implementation{Name: "bind-test", Version: "1"}, nil)
-	cs, err := cl.Connect(testCtx(t), &sdk.StreamableClientTransport{
-		Endpoint:   "http://127.0.0.1:" + strconv.Itoa(e.port) + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{token: tok, base: tr}},
-	}, nil)
+	cs, err := companiontest.Connect(t, e.port, tok, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cs.Close() })
 	return cs
 }
 
@@ -300,12 +271,12 @@ func TestBindingActivityAndEdges(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err = cs.CallTool(testCtx(t), &sdk.CallToolParams{Name: "tabs_context_mcp", Arguments: map[string]any{}})
-	if err != nil || !res.IsError || res.Meta["code"] != string(companion.CodeToolDisabled) {
+	if err != nil || !res.IsError || res.Meta["code"] != string(wire.CodeToolDisabled) {
 		t.Fatalf("disabled tool: %+v, %v", res, err)
 	}
 	e.wait(t, "the refusal in the activity", func(s ui.State) bool {
 		a := s.Activity[len(s.Activity)-1]
-		return a.Tool == "tabs_context_mcp" && a.Outcome == string(companion.CodeToolDisabled)
+		return a.Tool == "tabs_context_mcp" && a.Outcome == string(wire.CodeToolDisabled)
 	})
 	_ = br
 }

@@ -15,26 +15,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/reinshq/reins/companion/companiontest"
 	"github.com/reinshq/reins/companion/nativemsg"
 )
-
-// pipes connects an in-process MCP client to a bridge: the client's output
-// is the bridge's stdin and the other way round.
-type pipes struct {
-	bridgeIn   *io.PipeReader
-	clientOut  *io.PipeWriter
-	clientIn   *io.PipeReader
-	bridgeOut  *io.PipeWriter
-	clientSide *sdk.IOTransport
-}
-
-func newPipes() *pipes {
-	p := &pipes{}
-	p.bridgeIn, p.clientOut = io.Pipe()
-	p.clientIn, p.bridgeOut = io.Pipe()
-	p.clientSide = &sdk.IOTransport{Reader: p.clientIn, Writer: p.clientOut}
-	return p
-}
 
 // impostor listens where a companion would and records every request.
 type impostor struct {
@@ -120,20 +103,20 @@ func TestMCPNeverSendsTheTokenToTheTCPPort(t *testing.T) {
 // exit 0.
 func listToolsThroughMCP(t *testing.T, args []string, env map[string]string) {
 	t.Helper()
-	p := newPipes()
+	p := companiontest.NewPipes()
 	done := make(chan int, 1)
 	var errOut strings.Builder
 	go func() {
 		code := Main(Env{
 			Args:  append([]string{"reins", "mcp"}, args...),
-			Stdin: p.bridgeIn, Stdout: p.bridgeOut, Stderr: &errOut,
+			Stdin: p.BridgeIn, Stdout: p.BridgeOut, Stderr: &errOut,
 			Getenv: func(k string) string { return env[k] },
 		})
-		p.bridgeOut.Close()
+		p.BridgeOut.Close()
 		done <- code
 	}()
 	cl := sdk.NewClient(&sdk.Implementation{Name: "desktop-client", Version: "1"}, nil)
-	cs, err := cl.Connect(testCtx(t), p.clientSide, nil)
+	cs, err := cl.Connect(testCtx(t), p.Client, nil)
 	if err != nil {
 		t.Fatalf("connect: %v (stderr %q)", err, errOut.String())
 	}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/companiontest"
 	"github.com/reinshq/reins/companion/tokens"
 	"github.com/reinshq/reins/companion/tools"
 )
@@ -46,15 +46,7 @@ func run(t *testing.T, stdin io.Reader, args ...string) (code int, stdout, stder
 }
 
 // dataDir is short enough for the admin socket's path limit.
-func dataDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "rapp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return filepath.Join(d, "data")
-}
+func dataDir(t *testing.T) string { return companiontest.ShortDir(t) }
 
 func TestTokenIssueListRevokeOnTheStore(t *testing.T) {
 	dir := dataDir(t)
@@ -218,44 +210,8 @@ func startCompanion(t *testing.T) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for attempt := 0; ; attempt++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		c, err := companion.New(companion.Config{
-			Port: port, DataDir: dir, Version: "test", Tokens: tm, Tools: fakeRunner{},
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Start(); err != nil {
-			if errors.Is(err, companion.ErrPortInUse) && attempt < 5 {
-				continue // another test took the port between Close and Start
-			}
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			c.Shutdown(ctx)
-		})
-		return &running{c: c, tokens: tm, dir: dir, port: port}
-	}
-}
-
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
+	c, port := companiontest.Start(t, companion.Config{DataDir: dir, Version: "test", Tokens: tm, Tools: fakeRunner{}})
+	return &running{c: c, tokens: tm, dir: dir, port: port}
 }
 
 func testCtx(t *testing.T) context.Context {
@@ -284,16 +240,10 @@ func TestTokenCommandsGoThroughTheRunningCompanion(t *testing.T) {
 
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
-	cl := sdk.NewClient(&sdk.Implementation{Name: "reins-test", Version: "1"}, nil)
-	cs, err := cl.Connect(testCtx(t), &sdk.StreamableClientTransport{
-		Endpoint:   "http://127.0.0.1:" + strconv.Itoa(r.port) + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{token: tok, base: tr}},
-		MaxRetries: -1,
-	}, nil)
+	cs, err := companiontest.Connect(t, r.port, tok, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
 	if res, err := cs.CallTool(testCtx(t), &sdk.CallToolParams{Name: "browser_tabs"}); err != nil || res.IsError {
 		t.Fatalf("call before revoke: %+v, %v", res, err)
 	}

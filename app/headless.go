@@ -13,18 +13,17 @@ import (
 
 	"github.com/reinshq/reins/companion"
 	"github.com/reinshq/reins/companion/devbrowser"
-	"github.com/reinshq/reins/companion/inspect"
 )
 
 func runHeadless(env Env, args []string) error {
 	var (
-		extIDs                    stringList
-		inspectSocket, devBrowser string
-		devHeaded                 bool
+		extIDs             stringList
+		devBrowser         string
+		inspect, devHeaded bool
 	)
 	common, _, err := parseCommand(env, "headless", "", args, func(fs *flag.FlagSet) {
 		fs.Var(&extIDs, "allow-extension", "also accept this Chromium extension id on the extension socket (repeatable)")
-		fs.StringVar(&inspectSocket, "inspect-socket", "", "serve the hub inspection API on this Unix socket (tests and diagnostics)")
+		fs.BoolVar(&inspect, "inspect", false, "serve the hub inspection routes on the admin socket (tests, benchmarks and diagnostics)")
 		fs.StringVar(&devBrowser, "dev-browser", "", "also launch the Chromium at this path with a fresh profile and drive it over raw CDP (graph mode dev)")
 		fs.BoolVar(&devHeaded, "dev-browser-window", false, "show the --dev-browser window instead of running it headless")
 	})
@@ -43,7 +42,7 @@ func runHeadless(env Env, args []string) error {
 	}
 	c, err := companion.New(companion.Config{
 		Port: common.Port, DataDir: common.DataDir, Version: Version, Logger: log,
-		ExtensionIDs: extIDs, Tokens: store,
+		ExtensionIDs: extIDs, Tokens: store, Inspect: inspect,
 	})
 	if err != nil {
 		return err
@@ -67,17 +66,6 @@ func runHeadless(env Env, args []string) error {
 		}
 		defer dev.Close()
 	}
-	inspectDone := make(chan struct{})
-	if inspectSocket != "" {
-		go func() {
-			defer close(inspectDone)
-			if err := inspect.Serve(ctx, inspectSocket, c.Hub(), log, inspect.WithChanges(c.Changes)); err != nil {
-				log.Error("inspection socket failed", "path", inspectSocket, "err", err)
-			}
-		}()
-	} else {
-		close(inspectDone)
-	}
 	<-ctx.Done()
 	log.Info("shutting down")
 	if dev != nil {
@@ -90,14 +78,7 @@ func runHeadless(env Env, args []string) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err = c.Shutdown(sctx)
-	// Requests in flight on the inspection socket fail during Shutdown; wait
-	// until their errors are written before the process exits.
-	select {
-	case <-inspectDone:
-	case <-sctx.Done():
-	}
-	return err
+	return c.Shutdown(sctx)
 }
 
 // startDevBrowser launches a Chromium the companion drives itself and

@@ -1,7 +1,6 @@
 package companion
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -22,9 +21,9 @@ type BlockedBrowser struct {
 }
 
 var (
-	errBlockDev       = fmt.Errorf("%w: a browser Reins launched itself cannot be blocked; close it instead", admin.ErrBadRequest)
-	errBlockAnonymous = fmt.Errorf("%w: this browser's extension does not say which profile it is, so it could not be recognized again", admin.ErrBadRequest)
-	errBlockedProfile = errors.New(hub.ReasonBlocked)
+	errBlockDev       = wire.Errorf(wire.CodeBadParams, "a browser Reins launched itself cannot be blocked; close it instead")
+	errBlockAnonymous = wire.Errorf(wire.CodeBadParams, "this browser's extension does not say which profile it is, so it could not be recognized again")
+	errBlockedProfile = hub.ErrBlocked
 )
 
 // BlockBrowser refuses the browser profile behind a connected browser: it
@@ -34,7 +33,7 @@ var (
 func (c *Companion) BlockBrowser(browserID string) error {
 	b, err := c.hub.Browser(browserID)
 	if err != nil {
-		return fmt.Errorf("%w: %s is not connected (reins browsers lists them)", admin.ErrNoSuchBrowser, browserID)
+		return fmt.Errorf("%w: %s is not connected (reins browsers lists them)", wire.ErrNoSuchBrowser, browserID)
 	}
 	info := b.Info()
 	if info.Mode != hub.ModeExtension {
@@ -56,7 +55,7 @@ func (c *Companion) BlockBrowser(browserID string) error {
 	}
 	c.setMu.Unlock()
 	c.log.Info("browser blocked", "browser", browserID, "name", info.Name, "instance", info.Hello.InstanceID)
-	b.Disconnect(hub.ReasonBlocked)
+	b.Disconnect(hub.ErrBlocked)
 	c.changed()
 	return nil
 }
@@ -68,7 +67,7 @@ func (c *Companion) UnblockBrowser(instanceID string) error {
 	i := slices.IndexFunc(c.blocked, func(x BlockedBrowser) bool { return x.InstanceID == instanceID })
 	if i < 0 {
 		c.setMu.Unlock()
-		return fmt.Errorf("%w: no blocked profile has instance id %q", admin.ErrNoSuchBrowser, instanceID)
+		return fmt.Errorf("%w: no blocked profile has instance id %q", wire.ErrNoSuchBrowser, instanceID)
 	}
 	name := c.blocked[i].Name
 	next := slices.Delete(slices.Clone(c.blocked), i, i+1)

@@ -69,6 +69,11 @@ type Config struct {
 	// NoAdmin skips the admin channel (tests that run several companions
 	// on one data dir).
 	NoAdmin bool
+	// Inspect turns on the admin channel's inspection routes: the hub's
+	// API as JSON, for end-to-end tests, benchmarks and diagnostics
+	// (`reins headless --inspect`). Their raw requests to browsers obey
+	// pause and the tools the person turned off (RawRefusal).
+	Inspect bool
 }
 
 // TokenStore is what the companion needs from the token store;
@@ -198,13 +203,14 @@ func New(cfg Config) (*Companion, error) {
 		runner = c.engine
 	}
 	c.mcp = mcp.New(mcp.Options{
-		Verifier: verifier(cfg.Tokens),
-		Tools:    runner,
-		Paused:   c.CheckPaused,
-		Refusal:  c.refuseHiddenCall,
-		OnChange: c.changed,
-		Version:  cfg.Version,
-		Logger:   cfg.Logger,
+		Verifier:   verifier(cfg.Tokens),
+		Tools:      runner,
+		Paused:     c.CheckPaused,
+		Refusal:    c.toolRefusal,
+		OnActivity: c.RecordActivity,
+		OnChange:   c.changed,
+		Version:    cfg.Version,
+		Logger:     cfg.Logger,
 	})
 	// Tools the person turned off are not offered to agents at all.
 	c.mcp.SetHidden(c.disabled)
@@ -351,9 +357,6 @@ func (c *Companion) Shutdown(ctx context.Context) error {
 	// Before the HTTP server and the admin channel: open SSE streams would
 	// hold their Shutdown.
 	c.mcp.Close()
-	if c.admin != nil {
-		c.admin.Close(ctx)
-	}
 	if c.engine != nil {
 		c.engine.Close()
 	}
@@ -361,6 +364,11 @@ func (c *Companion) Shutdown(ctx context.Context) error {
 	// browser can still stop the screencast.
 	c.live.Close()
 	c.hub.Close()
+	// After the hub: an inspection request in flight gets the hub's
+	// shutdown error as its answer rather than being cut off.
+	if c.admin != nil {
+		c.admin.Close(ctx)
+	}
 	c.graphWG.Wait()
 	c.offers.Close()
 	if c.operators != nil {
@@ -478,7 +486,7 @@ func (c *Companion) pushGraph() {
 		defer c.graphWG.Done()
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			c.hub.PushGraph(ctx, c.graphAgents())
+			c.hub.PushGraph(ctx, c.readState().graph().Wire())
 			cancel()
 			c.mu.Lock()
 			if !c.graphAgain || c.shutdown {
@@ -528,6 +536,10 @@ func (c *Companion) startAdmin() error {
 	if c.cfg.Tokens != nil {
 		ts = c.cfg.Tokens
 	}
+	var inspect *admin.Inspect
+	if c.cfg.Inspect {
+		inspect = &admin.Inspect{Hub: c.hub, Changes: c.Changes, Allow: c.RawRefusal}
+	}
 	c.admin = admin.Serve(ln, admin.NewHandler(admin.Options{
 		Tokens:          ts,
 		Status:          func() admin.Status { return admin.Status{Port: c.cfg.Port, Version: c.cfg.Version, PID: os.Getpid()} },
@@ -539,6 +551,7 @@ func (c *Companion) startAdmin() error {
 		PairingCode:     c.PairingCode,
 		Settings:        adminSettings{c},
 		MCP:             c.mcp,
+		Inspect:         inspect,
 		Logger:          c.log,
 	}), c.log)
 	return nil

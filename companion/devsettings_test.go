@@ -105,7 +105,7 @@ func TestExtensionAndDeveloperSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tool := range []string{"cdp", "devtools", "emulate", "extensions", "storage"} {
-		if res := again.engine.Call(t.Context(), again.engine.NewSession("agent:x", "x"), tool, json.RawMessage(`{"tabId":1,"action":"list"}`)); res.Code != CodeToolDisabled {
+		if res := again.engine.Call(t.Context(), again.engine.NewSession("agent:x", "x"), tool, json.RawMessage(`{"tabId":1,"action":"list"}`)); res.Code != wire.CodeToolDisabled {
 			t.Fatalf("%s turned off: %+v", tool, res)
 		}
 	}

@@ -2,7 +2,6 @@ package companion
 
 import (
 	"errors"
-	"sort"
 
 	"github.com/reinshq/reins/companion/operator"
 	"github.com/reinshq/reins/companion/pairing"
@@ -114,18 +113,4 @@ func (c *Companion) ForgetBackend(id string) error {
 		return ErrNoBackends
 	}
 	return c.operators.Forget(id)
-}
-
-// graphAgents lists the graph's agent nodes: MCP agents that initialized
-// and connected hosted backends, each by principal and named by its label.
-func (c *Companion) graphAgents() []wire.GraphAgent {
-	agents := c.mcp.GraphAgents()
-	var backends []wire.GraphAgent
-	for _, b := range c.Backends() {
-		if b.Connected {
-			backends = append(backends, wire.GraphAgent{ID: b.Principal, Name: b.Agent})
-		}
-	}
-	sort.Slice(backends, func(i, j int) bool { return backends[i].ID < backends[j].ID })
-	return append(agents, backends...)
 }

@@ -3,15 +3,13 @@ package companion_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/companiontest"
 	"github.com/reinshq/reins/companion/hub/hubtest"
 	"github.com/reinshq/reins/companion/operator/operatortest"
 	"github.com/reinshq/reins/companion/pairing"
@@ -28,25 +26,7 @@ func startPairingCompanion(t *testing.T) (c *companion.Companion, port int, dir 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port = ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	c, err = companion.New(companion.Config{Port: port, DataDir: dir, Tokens: tm, NoAdmin: true,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		c.Shutdown(ctx)
-	})
+	c, port = companiontest.Start(t, companion.Config{DataDir: dir, Tokens: tm, NoAdmin: true})
 	return c, port, dir
 }
 

@@ -9,23 +9,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/mcp"
 	"github.com/reinshq/reins/companion/tokens"
-	"github.com/reinshq/reins/companion/tools"
 	"github.com/reinshq/reins/companion/wire"
 )
 
 // SettingsFile is the file in the data dir that keeps the person's choices
 // from the dashboard's Settings view across restarts.
 const SettingsFile = "settings.json"
-
-// CodeToolDisabled is the code of a call to a tool the person turned off in
-// Reins' settings. It sits beside the wire codes the way the engine's own
-// page-failure codes do: only the companion refuses for this reason.
-const CodeToolDisabled wire.Code = "tool_disabled"
 
 // settingsDoc is settings.json. Overlay is a pointer so a file written
 // before the field existed keeps the default (on); the two permissions
@@ -172,17 +165,6 @@ func (c *Companion) SetDisabledTools(names []string) error {
 
 var errUnknownTool = errors.New("no such tool")
 
-// refuseHiddenCall refuses, for the MCP layer, a call to a tool taken out of
-// tools/list, and records it in the activity as the engine records its own
-// refusals.
-func (c *Companion) refuseHiddenCall(principal, label, tool string) error {
-	err := c.toolRefusal(tool)
-	if err != nil {
-		c.RecordActivity(tools.Activity{Time: time.Now(), Principal: principal, Agent: label, Tool: tool, Outcome: string(wire.CodeOf(err))})
-	}
-	return err
-}
-
 // Overlay reports whether the "controlled by an agent" overlay is shown in
 // shared tabs.
 func (c *Companion) Overlay() bool { return c.overlay.Load() }
@@ -206,14 +188,29 @@ func (c *Companion) SetOverlay(on bool) error {
 	return nil
 }
 
+// RawRefusal is the check in front of every raw request the inspection
+// routes send to a browser. Such a request can do what any tool does, so it
+// runs only while the person lets every tool run: it fails with code paused
+// while automation is paused, and with tool_disabled while any tool is
+// turned off.
+func (c *Companion) RawRefusal() error {
+	if err := c.CheckPaused(); err != nil {
+		return err
+	}
+	if off := c.DisabledTools(); len(off) > 0 {
+		return wire.Errorf(wire.CodeToolDisabled, "raw browser requests are refused while tools are turned off in Reins' settings (%s)", strings.Join(off, ", "))
+	}
+	return nil
+}
+
 // toolRefusal is the engine's check before every call and batch step: a
-// tool the person turned off fails with CodeToolDisabled.
+// tool the person turned off fails with wire.CodeToolDisabled.
 func (c *Companion) toolRefusal(tool string) error {
 	c.setMu.Lock()
 	_, off := slices.BinarySearch(c.disabled, tool)
 	c.setMu.Unlock()
 	if off {
-		return wire.Errorf(CodeToolDisabled, "%s is turned off in Reins' settings; the person can turn it back on in the dashboard", tool)
+		return wire.Errorf(wire.CodeToolDisabled, "%s is turned off in Reins' settings; the person can turn it back on in the dashboard", tool)
 	}
 	return nil
 }

@@ -100,23 +100,23 @@ func TestEngineRefusesDisabledTools(t *testing.T) {
 	}
 	s := c.engine.NewSession("agent:c1", "claude")
 	res := c.engine.Call(t.Context(), s, "tabs_context_mcp", nil)
-	if !res.IsError || res.Code != CodeToolDisabled {
+	if !res.IsError || res.Code != wire.CodeToolDisabled {
 		t.Fatalf("disabled tool: %+v", res)
 	}
 	batch := json.RawMessage(`{"steps":[{"tool":"tabs_context_mcp","args":{}}]}`)
 	res = c.engine.Call(t.Context(), s, "browser_batch", batch)
-	if !res.IsError || res.Code != CodeToolDisabled {
+	if !res.IsError || res.Code != wire.CodeToolDisabled {
 		t.Fatalf("disabled tool inside a batch: %+v", res)
 	}
 	acts := c.Activity()
-	if len(acts) < 2 || acts[0].Outcome != string(CodeToolDisabled) {
+	if len(acts) < 2 || acts[0].Outcome != string(wire.CodeToolDisabled) {
 		t.Fatalf("refusals are activity too: %+v", acts)
 	}
 	if err := c.SetDisabledTools(nil); err != nil {
 		t.Fatal(err)
 	}
 	res = c.engine.Call(t.Context(), s, "tabs_context_mcp", nil)
-	if res.IsError && res.Code == CodeToolDisabled {
+	if res.IsError && res.Code == wire.CodeToolDisabled {
 		t.Fatalf("re-enabled tool still refused: %+v", res)
 	}
 	if wire.CodeOf(c.toolRefusal("computer")) != "" {

@@ -75,12 +75,12 @@ func Status(e Env, c Client) State {
 	}
 	doc, err := parseDoc(data, c.JSONC)
 	if err != nil {
-		st.Problem = &FileError{st.Path, fmt.Errorf("%w: %v", ErrMalformed, err)}
+		st.Problem = &FileError{st.Path, fmt.Errorf("%w: %w", ErrMalformed, err)}
 		return st
 	}
 	v, ok, err := getMember(&doc, c.Path, EntryName)
 	if err != nil {
-		st.Problem = &FileError{st.Path, fmt.Errorf("%w: %v", ErrMalformed, err)}
+		st.Problem = &FileError{st.Path, fmt.Errorf("%w: %w", ErrMalformed, err)}
 		return st
 	}
 	st.Connected, st.Entry = ok, v
@@ -204,17 +204,17 @@ func edit(e Env, c Client, change func(*docEdit) error) (Result, error) {
 	}
 	v, err := parseDoc(data, c.JSONC)
 	if err != nil {
-		return res, &FileError{path, fmt.Errorf("%w: %v", ErrMalformed, err)}
+		return res, &FileError{path, fmt.Errorf("%w: %w", ErrMalformed, err)}
 	}
 	doc := &docEdit{data: data, v: v}
 	if err := change(doc); errors.Is(err, errUnchanged) {
 		return res, nil
 	} else if err != nil {
-		return res, &FileError{path, fmt.Errorf("%w: %v", ErrMalformed, err)}
+		return res, &FileError{path, fmt.Errorf("%w: %w", ErrMalformed, err)}
 	}
 	if existed {
 		if err := writable(path); err != nil {
-			return res, &FileError{path, fmt.Errorf("%w: %v", ErrReadOnly, err)}
+			return res, &FileError{path, fmt.Errorf("%w: %w", ErrReadOnly, err)}
 		}
 	}
 	out := doc.v.Pack()
@@ -250,7 +250,7 @@ func edit(e Env, c Client, change func(*docEdit) error) (Result, error) {
 	}
 	if err := writeAtomic(path, out, mode); err != nil {
 		if errors.Is(err, fs.ErrPermission) {
-			err = fmt.Errorf("%w: %v", ErrReadOnly, err)
+			err = fmt.Errorf("%w: %w", ErrReadOnly, err)
 		}
 		return res, &FileError{path, err}
 	}

@@ -136,7 +136,7 @@ func (b *Browser) readEvents() {
 func (b *Browser) share(params json.RawMessage) (any, error) {
 	var p wire.ShareParams
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, wire.Errorf(wire.CodeBadParams, "%v", err)
+		return nil, wire.Errorf(wire.CodeBadParams, "%w", err)
 	}
 	b.mu.Lock()
 	found := false
@@ -160,7 +160,7 @@ func (b *Browser) share(params json.RawMessage) (any, error) {
 func (b *Browser) create(params json.RawMessage) (any, error) {
 	var p wire.CreateParams
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, wire.Errorf(wire.CodeBadParams, "%v", err)
+		return nil, wire.Errorf(wire.CodeBadParams, "%w", err)
 	}
 	b.mu.Lock()
 	b.nextTab++

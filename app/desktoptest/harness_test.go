@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reinshq/reins/companion/companiontest"
 )
 
 // reinsBin is the binary under test: $REINS_BIN (the Makefile builds it
@@ -198,15 +200,7 @@ func freePort(t *testing.T) int {
 }
 
 // shortDir is a data dir whose admin socket path fits the Unix limit.
-func shortDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "rdt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return filepath.Join(d, "data")
-}
+func shortDir(t *testing.T) string { return companiontest.ShortDir(t) }
 
 // startReins runs `reins` with the desktop's environment. env adds or
 // overrides variables.

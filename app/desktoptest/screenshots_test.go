@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/companiontest"
 	"github.com/reinshq/reins/companion/operator/operatortest"
 	"github.com/reinshq/reins/companion/wire"
 )
@@ -307,7 +308,7 @@ func agentSession(t *testing.T, ctx context.Context, port int, name, token strin
 	cl := sdk.NewClient(&sdk.Implementation{Name: name, Version: "1"}, nil)
 	cs, err := cl.Connect(ctx, &sdk.StreamableClientTransport{
 		Endpoint:   "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{token, tr}},
+		HTTPClient: &http.Client{Transport: companiontest.Bearer{Token: token, Base: tr}},
 	}, nil)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -326,15 +327,4 @@ func call(t *testing.T, ctx context.Context, cs *sdk.ClientSession, tool string,
 		t.Fatalf("%s: %v", tool, err)
 	}
 	return res
-}
-
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
 }

@@ -1,9 +1,12 @@
 // Package admin owns the local admin channel between the reins command line
 // and a running companion: HTTP over a Unix socket in the data dir (Linux,
 // macOS) or over a named pipe only the user can open (Windows), never over
-// the browser-reachable port. It holds the channel's one route table, its
-// error codes, and the client the CLI uses. This is Tailscale's LocalAPI
-// shape: whoever can open the socket is the person, so there is no token.
+// the browser-reachable port. It holds the channel's one route table, the
+// inspection routes that end-to-end tests and benchmarks drive the hub with
+// (off unless the companion turns them on), and the one client of both.
+// Errors carry the codes and HTTP statuses of wire's error table. This is
+// Tailscale's LocalAPI shape: whoever can open the socket is the person, so
+// there is no token.
 package admin
 
 import (
@@ -27,17 +30,19 @@ var ErrAlreadyRunning = errors.New("another reins companion is running with this
 
 // Server serves a route table on an admin listener.
 type Server struct {
+	h    *Handler
 	srv  *http.Server
 	ln   net.Listener
 	done chan struct{}
 }
 
 // Serve answers admin requests on ln in the background until Close.
-func Serve(ln net.Listener, h http.Handler, log *slog.Logger) *Server {
+func Serve(ln net.Listener, h *Handler, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
 	s := &Server{
+		h:  h,
 		ln: ln,
 		// The peer is a local CLI; a stuck one must not hold a connection
 		// forever, and `reins mcp`'s event stream must live as long as it.
@@ -54,8 +59,10 @@ func Serve(ln net.Listener, h http.Handler, log *slog.Logger) *Server {
 }
 
 // Close stops the channel, waiting for requests in flight until ctx ends,
-// and removes the socket file.
+// and removes the socket file. Inspection streams end first, so they do
+// not hold it.
 func (s *Server) Close(ctx context.Context) error {
+	s.h.stop()
 	err := s.srv.Shutdown(ctx)
 	<-s.done
 	cleanup(s.ln)

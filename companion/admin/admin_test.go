@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/reinshq/reins/companion/tokens"
+	"github.com/reinshq/reins/companion/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -112,6 +113,8 @@ func TestRouteTable(t *testing.T) {
 		"GET /v1/browsers", "POST /v1/browsers/{id}/block", "DELETE /v1/blocked/{instance}",
 		"POST /v1/browsers/code", "/mcp",
 		"GET /v1/settings", "PUT /v1/settings/manage-extensions", "PUT /v1/settings/developer-agents/{name}",
+		"GET /v1/inspect/browsers", "GET /v1/inspect/tabs", "GET /v1/inspect/changes", "GET /v1/inspect/events",
+		"POST /v1/inspect/request", "POST /v1/inspect/cdp", "POST /v1/inspect/tabs/create", "POST /v1/inspect/tabs/close",
 	} {
 		if !slices.Contains(got, want) {
 			t.Errorf("route %q missing from %v", want, got)
@@ -170,7 +173,7 @@ func TestErrorsKeepTheirSentinel(t *testing.T) {
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
-			var ae *Error
+			var ae *wire.Error
 			if !errors.As(err, &ae) || ae.Message == "" || ae.Message != strings.ToLower(ae.Message[:1])+ae.Message[1:] {
 				t.Fatalf("err = %#v, want an *Error with a lowercase message", err)
 			}

@@ -2,16 +2,16 @@ package admin
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/reinshq/reins/companion/wire"
 )
 
 // ErrNoSuchBrowser means no connected browser, or no blocked profile, has
 // the id given.
-var ErrNoSuchBrowser = errors.New("no such browser")
+var ErrNoSuchBrowser error = wire.ErrNoSuchBrowser
 
 // Browsers is what the browsers routes need (`reins browsers`); the
 // companion satisfies it.
@@ -45,18 +45,9 @@ type BrowsersResponse struct {
 	Blocked   []BlockedEntry `json:"blocked"`
 }
 
-func (h *Handler) browsers() (Browsers, error) {
-	if h.opts.Browsers == nil {
-		return nil, fmt.Errorf("%w: blocking browsers is not available in this companion", ErrNotImplemented)
-	}
-	return h.opts.Browsers, nil
-}
+const noBrowsers = "blocking browsers is not available in this companion"
 
-func (h *Handler) listBrowsers(r *http.Request) (any, error) {
-	b, err := h.browsers()
-	if err != nil {
-		return nil, err
-	}
+func listBrowsers(b Browsers, _ *http.Request) (any, error) {
 	out := b.BrowsersState()
 	if out.Connected == nil {
 		out.Connected = []BrowserEntry{}
@@ -67,19 +58,11 @@ func (h *Handler) listBrowsers(r *http.Request) (any, error) {
 	return out, nil
 }
 
-func (h *Handler) blockBrowser(r *http.Request) (any, error) {
-	b, err := h.browsers()
-	if err != nil {
-		return nil, err
-	}
+func blockBrowser(b Browsers, r *http.Request) (any, error) {
 	return struct{}{}, b.BlockBrowser(r.PathValue("id"))
 }
 
-func (h *Handler) unblockBrowser(r *http.Request) (any, error) {
-	b, err := h.browsers()
-	if err != nil {
-		return nil, err
-	}
+func unblockBrowser(b Browsers, r *http.Request) (any, error) {
 	return struct{}{}, b.UnblockBrowser(r.PathValue("instance"))
 }
 

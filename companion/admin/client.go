@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/reinshq/reins/companion/wire"
 )
 
 // DefaultTimeout bounds one admin request when the caller's context has no
@@ -44,8 +46,12 @@ func Transport(dataDir string) *http.Transport {
 // a call returns an error wrapping ErrNotRunning when nothing answers.
 func NewClient(dataDir string) *Client {
 	tr := Transport(dataDir)
-	// One request per CLI run; idle connections would only outlive it.
-	tr.DisableKeepAlives = true
+	// Connections are kept between calls (a benchmark measures the
+	// inspection routes, not dialing), and not for long: a CLI run makes
+	// one or two calls.
+	tr.MaxIdleConnsPerHost = 64
+	tr.IdleConnTimeout = 30 * time.Second
+	tr.DisableCompression = true
 	return &Client{hc: &http.Client{Transport: tr}}
 }
 
@@ -119,7 +125,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if in != nil {
 		data, err := json.Marshal(in)
 		if err != nil {
-			return err
+			return wire.Errorf(wire.CodeBadParams, "encoding the %s request: %w", path, err)
 		}
 		body = bytes.NewReader(data)
 	}
@@ -138,22 +144,33 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("admin channel: %w", err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	// An inspection answer may carry a whole CDP result.
+	data, err := io.ReadAll(io.LimitReader(resp.Body, wire.MaxFrameBytes+1<<10))
 	if err != nil {
 		return fmt.Errorf("admin channel: reading the answer: %w", err)
 	}
 	if resp.StatusCode/100 != 2 {
-		var eb errorBody
-		if json.Unmarshal(data, &eb) != nil || eb.Error == "" {
-			return fmt.Errorf("admin channel: %s", resp.Status)
-		}
-		return &Error{Code: eb.Code, Message: eb.Error}
+		return errorOf(resp, data)
 	}
 	if out == nil {
+		return nil
+	}
+	if raw, ok := out.(*json.RawMessage); ok {
+		*raw = append((*raw)[:0], bytes.TrimSpace(data)...)
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("admin channel: malformed answer: %w", err)
 	}
 	return nil
+}
+
+// errorOf is the error a failed answer carries: its message, and its code,
+// which errors.Is matches against the sentinel of the same code.
+func errorOf(resp *http.Response, data []byte) error {
+	var eb errorBody
+	if json.Unmarshal(data, &eb) != nil || eb.Error == "" {
+		return fmt.Errorf("admin channel: %s", resp.Status)
+	}
+	return wire.Remote(eb.Error, eb.Code)
 }

@@ -2,84 +2,45 @@ package admin
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 
-	"github.com/reinshq/reins/companion/operator"
-	"github.com/reinshq/reins/companion/pairing"
-	"github.com/reinshq/reins/companion/tokens"
+	"github.com/reinshq/reins/companion/wire"
 )
 
-// Sentinel errors of the channel itself.
+// Sentinel errors of the channel itself. Their codes and HTTP statuses, like
+// every other error's, come from wire's one error table; the client turns an
+// answer's code back into a *wire.Error, which errors.Is matches against the
+// sentinel of the same code, so errors.Is works on the CLI side of the
+// socket as it would in-process.
 var (
-	ErrBadRequest     = errors.New("bad request")
-	ErrForbidden      = errors.New("forbidden")
-	ErrNotImplemented = errors.New("not implemented")
-	ErrInternal       = errors.New("internal error")
+	ErrBadRequest     error = &wire.Error{Code: wire.CodeBadParams, Message: "bad request"}
+	ErrForbidden      error = &wire.Error{Code: wire.CodeUnauthorized, Message: "forbidden"}
+	ErrNotImplemented error = wire.ErrNotImplemented
+	ErrInternal       error = wire.ErrInternal
 )
 
-// Code is an admin error's machine-readable discriminator.
-type Code string
-
-// codes is the one table from sentinel errors to wire codes and HTTP
-// statuses. The client maps a code back to its sentinel, so errors.Is works
-// on the CLI side of the socket as it would in-process.
-var codes = []struct {
-	err    error
-	code   Code
-	status int
-}{
-	{tokens.ErrInvalidName, "invalid_name", http.StatusBadRequest},
-	{tokens.ErrNameInUse, "name_in_use", http.StatusConflict},
-	{tokens.ErrNotFound, "not_found", http.StatusNotFound},
-	{tokens.ErrKeychainUnavailable, "keychain_unavailable", http.StatusServiceUnavailable},
-	{pairing.ErrNoOffer, "no_such_offer", http.StatusNotFound},
-	{operator.ErrNoBackend, "no_such_backend", http.StatusNotFound},
-	{ErrNoSuchBrowser, "no_such_browser", http.StatusNotFound},
-	{ErrBadRequest, "bad_request", http.StatusBadRequest},
-	{ErrForbidden, "forbidden", http.StatusForbidden},
-	{ErrNotImplemented, "not_implemented", http.StatusNotImplemented},
-	{ErrInternal, "internal", http.StatusInternalServerError},
-}
-
-func codeOf(err error) (Code, int) {
-	for _, c := range codes {
-		if errors.Is(err, c.err) {
-			return c.code, c.status
-		}
-	}
-	return "internal", http.StatusInternalServerError
-}
-
-func sentinelOf(code Code) error {
-	for _, c := range codes {
-		if c.code == code {
-			return c.err
-		}
-	}
-	return ErrInternal
-}
-
+// errorBody is every failure's body.
 type errorBody struct {
-	Error string `json:"error"`
-	Code  Code   `json:"code"`
+	Error string    `json:"error"`
+	Code  wire.Code `json:"code"`
 }
 
 func writeError(w http.ResponseWriter, err error) {
-	code, status := codeOf(err)
+	writeJSON(w, wire.HTTPStatus(err), errorBody{Error: err.Error(), Code: wire.CodeOf(err)})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		status, data = http.StatusInternalServerError, []byte(`{"error":"encoding the answer failed","code":"internal"}`)
+	}
+	writeRaw(w, status, data)
+}
+
+func writeRaw(w http.ResponseWriter, status int, data []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(errorBody{Error: err.Error(), Code: code})
+	w.Write(data)
+	w.Write([]byte{'\n'})
 }
-
-// Error is an error the running companion answered with. Its message is the
-// companion's; errors.Is matches the sentinel of its code.
-type Error struct {
-	Code    Code
-	Message string
-}
-
-func (e *Error) Error() string { return e.Message }
-
-func (e *Error) Unwrap() error { return sentinelOf(e.Code) }

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
 
@@ -33,18 +32,9 @@ type BackendsResponse struct {
 	Backends []operator.State `json:"backends"`
 }
 
-func (h *Handler) pairing() (Pairing, error) {
-	if h.opts.Pairing == nil {
-		return nil, fmt.Errorf("%w: pairing is not available in this companion", ErrNotImplemented)
-	}
-	return h.opts.Pairing, nil
-}
+const noPairing = "pairing is not available in this companion"
 
-func (h *Handler) listOffers(r *http.Request) (any, error) {
-	p, err := h.pairing()
-	if err != nil {
-		return nil, err
-	}
+func listOffers(p Pairing, _ *http.Request) (any, error) {
 	offers := p.PendingOffers()
 	if offers == nil {
 		offers = []pairing.Offer{}
@@ -54,31 +44,15 @@ func (h *Handler) listOffers(r *http.Request) (any, error) {
 
 // approveOffer is the CLI's explicit approval: the only way, besides the
 // tray's Allow button, that an offer becomes a backend.
-func (h *Handler) approveOffer(r *http.Request) (any, error) {
-	p, err := h.pairing()
-	if err != nil {
-		return nil, err
-	}
-	st, err := p.ApproveOffer(r.PathValue("id"))
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
+func approveOffer(p Pairing, r *http.Request) (any, error) {
+	return p.ApproveOffer(r.PathValue("id"))
 }
 
-func (h *Handler) denyOffer(r *http.Request) (any, error) {
-	p, err := h.pairing()
-	if err != nil {
-		return nil, err
-	}
+func denyOffer(p Pairing, r *http.Request) (any, error) {
 	return struct{}{}, p.DenyOffer(r.PathValue("id"))
 }
 
-func (h *Handler) listBackends(r *http.Request) (any, error) {
-	p, err := h.pairing()
-	if err != nil {
-		return nil, err
-	}
+func listBackends(p Pairing, _ *http.Request) (any, error) {
 	bs := p.Backends()
 	if bs == nil {
 		bs = []operator.State{}
@@ -86,11 +60,7 @@ func (h *Handler) listBackends(r *http.Request) (any, error) {
 	return BackendsResponse{Backends: bs}, nil
 }
 
-func (h *Handler) forgetBackend(r *http.Request) (any, error) {
-	p, err := h.pairing()
-	if err != nil {
-		return nil, err
-	}
+func forgetBackend(p Pairing, r *http.Request) (any, error) {
 	return struct{}{}, p.ForgetBackend(r.PathValue("id"))
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/reinshq/reins/companion/tokens"
@@ -53,8 +54,12 @@ type Options struct {
 	// MCP is the companion's /mcp, with its own bearer check: `reins mcp`
 	// reaches it here, where only this user can connect, and so never
 	// hands its token to whatever listens on the TCP port.
-	MCP    http.Handler
-	Logger *slog.Logger
+	MCP http.Handler
+	// Inspect turns on the inspection routes (inspect.go): tests,
+	// benchmarks and diagnostics. Nil leaves them answering
+	// not_implemented.
+	Inspect *Inspect
+	Logger  *slog.Logger
 }
 
 // handler answers one admin request with a JSON-encodable value or an error
@@ -65,25 +70,25 @@ type handler func(r *http.Request) (any, error)
 // entry here and, when it needs the companion, one Options field. Every
 // route but /mcp answers JSON through serve.
 func (h *Handler) routes() map[string]http.Handler {
-	return map[string]http.Handler{
+	routes := map[string]http.Handler{
 		"GET /v1/status": h.serve(h.status),
 
-		"GET /v1/tokens":           h.serve(h.listTokens),
-		"POST /v1/tokens":          h.serve(h.issueToken),
-		"DELETE /v1/tokens/{name}": h.serve(h.revokeToken),
+		"GET /v1/tokens":           with(h, h.opts.Tokens, noTokens, h.listTokens),
+		"POST /v1/tokens":          with(h, h.opts.Tokens, noTokens, h.issueToken),
+		"DELETE /v1/tokens/{name}": with(h, h.opts.Tokens, noTokens, h.revokeToken),
 
 		"POST /v1/show-dashboard": h.serve(h.showDashboard),
 
-		"GET /v1/pair":               h.serve(h.listOffers),
-		"POST /v1/pair/{id}/approve": h.serve(h.approveOffer),
-		"POST /v1/pair/{id}/deny":    h.serve(h.denyOffer),
-		"GET /v1/backends":           h.serve(h.listBackends),
-		"DELETE /v1/backends/{id}":   h.serve(h.forgetBackend),
+		"GET /v1/pair":               with(h, h.opts.Pairing, noPairing, listOffers),
+		"POST /v1/pair/{id}/approve": with(h, h.opts.Pairing, noPairing, approveOffer),
+		"POST /v1/pair/{id}/deny":    with(h, h.opts.Pairing, noPairing, denyOffer),
+		"GET /v1/backends":           with(h, h.opts.Pairing, noPairing, listBackends),
+		"DELETE /v1/backends/{id}":   with(h, h.opts.Pairing, noPairing, forgetBackend),
 		"POST /v1/live/{tab}":        h.serve(h.liveViewURL),
 
-		"GET /v1/browsers":              h.serve(h.listBrowsers),
-		"POST /v1/browsers/{id}/block":  h.serve(h.blockBrowser),
-		"DELETE /v1/blocked/{instance}": h.serve(h.unblockBrowser),
+		"GET /v1/browsers":              with(h, h.opts.Browsers, noBrowsers, listBrowsers),
+		"POST /v1/browsers/{id}/block":  with(h, h.opts.Browsers, noBrowsers, blockBrowser),
+		"DELETE /v1/blocked/{instance}": with(h, h.opts.Browsers, noBrowsers, unblockBrowser),
 		"POST /v1/browsers/code":        h.serve(h.pairingCode),
 
 		"GET /v1/settings":                         h.serve(h.getSettings),
@@ -92,6 +97,10 @@ func (h *Handler) routes() map[string]http.Handler {
 
 		"/mcp": h.mcp(),
 	}
+	for p, route := range h.inspectRoutes() {
+		routes[p] = route
+	}
+	return routes
 }
 
 // Handler is the admin channel's HTTP handler.
@@ -99,11 +108,16 @@ type Handler struct {
 	opts Options
 	log  *slog.Logger
 	mux  *http.ServeMux
+	// stopping, closed by stop, ends the inspection streams so a graceful
+	// shutdown does not wait on clients that never leave.
+	stopping chan struct{}
+	stop     func()
 }
 
 // NewHandler builds the route table over opts.
 func NewHandler(opts Options) *Handler {
-	h := &Handler{opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	h := &Handler{opts: opts, log: opts.Logger, mux: http.NewServeMux(), stopping: make(chan struct{})}
+	h.stop = sync.OnceFunc(func() { close(h.stopping) })
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -133,6 +147,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
 }
 
+// with serves fn with dep, the part of the companion (an Options field) its
+// route acts on; a companion without one answers not_implemented, saying
+// what it lacks.
+func with[D any](h *Handler, dep D, lacks string, fn func(D, *http.Request) (any, error)) http.Handler {
+	return h.serve(func(r *http.Request) (any, error) {
+		if any(dep) == nil {
+			return nil, fmt.Errorf("%w: %s", ErrNotImplemented, lacks)
+		}
+		return fn(dep, r)
+	})
+}
+
 func (h *Handler) serve(fn handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
@@ -141,9 +167,7 @@ func (h *Handler) serve(fn handler) http.Handler {
 			writeError(w, err)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		json.NewEncoder(w).Encode(out)
+		writeJSON(w, http.StatusOK, out)
 	})
 }
 
@@ -191,18 +215,9 @@ type listResponse struct {
 	Tokens []TokenInfo `json:"tokens"`
 }
 
-func (h *Handler) tokens() (Tokens, error) {
-	if h.opts.Tokens == nil {
-		return nil, fmt.Errorf("%w: this companion has no token store", ErrNotImplemented)
-	}
-	return h.opts.Tokens, nil
-}
+const noTokens = "this companion has no token store"
 
-func (h *Handler) issueToken(r *http.Request) (any, error) {
-	ts, err := h.tokens()
-	if err != nil {
-		return nil, err
-	}
+func (h *Handler) issueToken(ts Tokens, r *http.Request) (any, error) {
 	var req issueRequest
 	if err := decode(r, &req); err != nil {
 		return nil, err
@@ -215,11 +230,7 @@ func (h *Handler) issueToken(r *http.Request) (any, error) {
 	return issueResponse{Name: req.Name, Token: tok}, nil
 }
 
-func (h *Handler) listTokens(*http.Request) (any, error) {
-	ts, err := h.tokens()
-	if err != nil {
-		return nil, err
-	}
+func (h *Handler) listTokens(ts Tokens, _ *http.Request) (any, error) {
 	infos, err := ts.List()
 	if err != nil {
 		return nil, err
@@ -231,11 +242,7 @@ func (h *Handler) listTokens(*http.Request) (any, error) {
 	return out, nil
 }
 
-func (h *Handler) revokeToken(r *http.Request) (any, error) {
-	ts, err := h.tokens()
-	if err != nil {
-		return nil, err
-	}
+func (h *Handler) revokeToken(ts Tokens, r *http.Request) (any, error) {
 	name := r.PathValue("name")
 	if err := ts.Revoke(name); err != nil {
 		return nil, err

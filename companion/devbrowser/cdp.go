@@ -144,7 +144,7 @@ func (l *link) setHub(hb *hub.Browser) {
 
 func (l *link) detachHub(reason string) {
 	if hb := l.hb.Swap(nil); hb != nil {
-		hb.Disconnect(reason)
+		hb.Disconnect(errors.New(reason))
 	}
 }
 
@@ -351,6 +351,6 @@ func (l *link) browserEvent(f jsonrpc.Incoming) {
 
 // Close fails every pending command and closes the pipe, which makes
 // Chromium quit. Browser.Close owns the rest of the process's end.
-func (l *link) Close(reason string) {
-	l.conn.Close(errors.New(reason))
+func (l *link) Close(cause error) {
+	l.conn.Close(cause)
 }

@@ -328,7 +328,7 @@ func TestLaunchFailsWithoutChromium(t *testing.T) {
 }
 
 // The dev transport answers raw requests that never pass the hub's checks
-// (the inspection socket sends them): it refuses on its own to take a tab to
+// (the inspection routes send them): it refuses on its own to take a tab to
 // a local file, such as the data dir's secrets.json, or to an app scheme.
 func TestRawRequestsStayOnTheWeb(t *testing.T) {
 	e := launch(t)

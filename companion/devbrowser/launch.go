@@ -135,7 +135,7 @@ func launch(ctx context.Context, opts Options, log *slog.Logger, sandbox bool) (
 	defer func() {
 		if !ok {
 			if b.link != nil {
-				b.link.Close("dev browser failed to start")
+				b.link.Close(errors.New("dev browser failed to start"))
 				b.link.conn.Wait()
 			}
 			b.kill()
@@ -294,7 +294,7 @@ func (b *Browser) Close() error {
 			cancel()
 		}
 		b.link.detachHub("dev browser closed")
-		b.link.Close("dev browser closed")
+		b.link.Close(errors.New("dev browser closed"))
 		b.link.conn.Wait()
 		if !b.tempDir {
 			select {

@@ -113,11 +113,11 @@ func decodeParams(params any, out any) error {
 	default:
 		var err error
 		if raw, err = json.Marshal(p); err != nil {
-			return wire.Errorf(wire.CodeBadParams, "encoding params: %v", err)
+			return wire.Errorf(wire.CodeBadParams, "encoding params: %w", err)
 		}
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return wire.Errorf(wire.CodeBadParams, "malformed params: %v", err)
+		return wire.Errorf(wire.CodeBadParams, "malformed params: %w", err)
 	}
 	return nil
 }
@@ -204,7 +204,7 @@ func (l *link) attach(ctx context.Context, t *target) (string, error) {
 		if ctx.Err() != nil {
 			return "", ctx.Err() // the caller gave up; the tab is fine
 		}
-		return "", wire.Errorf(wire.CodeAttachFailed, "attaching to tab %d: %v", t.tab, err)
+		return "", wire.Errorf(wire.CodeAttachFailed, "attaching to tab %d: %w", t.tab, err)
 	}
 	var res struct {
 		SessionID string `json:"sessionId"`

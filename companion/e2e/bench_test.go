@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/hub/hubtest"
-	"github.com/reinshq/reins/companion/inspect"
 	"github.com/reinshq/reins/companion/linkauth"
 	"github.com/reinshq/reins/companion/wire"
 )
@@ -219,7 +219,7 @@ func fakeBenchStack(b *testing.B) *fakeStack {
 	if err := x.SendTabs([]wire.TabInfo{{ID: 1, URL: "https://bench.test/", Shared: true}}); err != nil {
 		b.Fatal(err)
 	}
-	snap, err := w.Until(ctx, func(s inspect.Snapshot) bool { return len(s.Tabs) == 1 })
+	snap, err := w.Until(ctx, func(s admin.Snapshot) bool { return len(s.Tabs) == 1 })
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -288,14 +288,14 @@ func inWorker(b *testing.B, r *realStack, batch func(ctx context.Context, sid st
 
 // BenchmarkRoundTrip compares Runtime.evaluate "1+1" on one page:
 //   - direct-cdp: the page's own DevTools WebSocket, the floor;
-//   - companion-extension: inspection socket → reins → extension →
+//   - companion-extension: inspection routes → reins → extension →
 //     chrome.debugger and back, the path agents' commands take;
 //   - companion-fake-extension: the same through the real binary, but to a
 //     Go fake extension that answers at once: the companion's own share;
 //   - worker-chrome.debugger, worker-chrome.tabs.get: the two browser calls
 //     the extension makes per cdp request, timed inside its worker;
-//   - inspect-socket: GET /browsers on the inspection socket, the cost of
-//     the measuring hop itself.
+//   - inspect-socket: GET /v1/inspect/browsers on the admin socket, the
+//     cost of the measuring hop itself.
 func BenchmarkRoundTrip(b *testing.B) {
 	b.Run("direct-cdp", func(b *testing.B) {
 		r := realBenchStack(b)

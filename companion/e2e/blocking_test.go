@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
 	"github.com/reinshq/reins/companion/hub"
-	"github.com/reinshq/reins/companion/inspect"
 )
 
 // reinsCLI runs the real reins binary against the stack's companion.
@@ -40,7 +40,7 @@ func TestBlockingTheRealExtension(t *testing.T) {
 	}
 
 	reinsCLI(ctx, t, s, "browsers", "block", id)
-	if _, err := s.Watch.Until(ctx, func(snap inspect.Snapshot) bool { return len(snap.Browsers) == 0 }); err != nil {
+	if _, err := s.Watch.Until(ctx, func(snap admin.Snapshot) bool { return len(snap.Browsers) == 0 }); err != nil {
 		t.Fatalf("the blocked browser stayed connected: %v", err)
 	}
 	msg, err := s.Chrome.WaitConnectionError(ctx, hub.ReasonBlocked)
@@ -53,7 +53,7 @@ func TestBlockingTheRealExtension(t *testing.T) {
 	}
 
 	reinsCLI(ctx, t, s, "browsers", "unblock", instance)
-	snap, err := s.Watch.Until(ctx, func(snap inspect.Snapshot) bool { return len(snap.Browsers) == 1 })
+	snap, err := s.Watch.Until(ctx, func(snap admin.Snapshot) bool { return len(snap.Browsers) == 1 })
 	if err != nil {
 		t.Fatalf("the unblocked extension never came back: %v", err)
 	}

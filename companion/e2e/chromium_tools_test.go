@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
-	"github.com/reinshq/reins/companion/inspect"
 )
 
 // TestChromiumToolSuite runs the tool suite through the real MCP endpoint of
@@ -125,7 +125,7 @@ func startDevReins(t testing.TB) *harness.Reins {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	snap, err := w.Until(ctx, func(s inspect.Snapshot) bool { return len(s.Browsers) > 0 })
+	snap, err := w.Until(ctx, func(s admin.Snapshot) bool { return len(s.Browsers) > 0 })
 	if err != nil {
 		t.Fatalf("the dev browser never attached: %v\n%s", err, harness.Tail(r.Output(), 40))
 	}

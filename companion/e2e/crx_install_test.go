@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
-	"github.com/reinshq/reins/companion/inspect"
 )
 
 // TestPackedExtensionInstallsAndConnects is the Linux package's promise:
@@ -147,7 +147,7 @@ func TestPackedExtensionInstallsAndConnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	snap, err := w.Until(ctx, func(s inspect.Snapshot) bool { return len(s.Browsers) > 0 })
+	snap, err := w.Until(ctx, func(s admin.Snapshot) bool { return len(s.Browsers) > 0 })
 	if err != nil {
 		t.Fatalf("the packed extension never connected: %v\nchromium:\n%s\nreins:\n%s", err, harness.Tail(out.String(), 30), harness.Tail(r.Output(), 30))
 	}

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
 	"github.com/reinshq/reins/companion/hub"
-	"github.com/reinshq/reins/companion/inspect"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -209,7 +209,7 @@ func TestExtension(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The tab leaves /tabs only through the extension's tabs event.
-		if _, err := s.Watch.Until(ctx, func(snap inspect.Snapshot) bool {
+		if _, err := s.Watch.Until(ctx, func(snap admin.Snapshot) bool {
 			for _, t := range snap.Tabs {
 				if t.ID == tab.ID {
 					return false
@@ -225,7 +225,7 @@ func TestExtension(t *testing.T) {
 				if !ok {
 					t.Fatalf("event stream ended: %v", events.Err())
 				}
-				if ev.Kind != inspect.KindClosed {
+				if ev.Kind != admin.KindClosed {
 					continue // a detach or page events may come first
 				}
 			case <-ctx.Done():
@@ -348,7 +348,7 @@ func TestExtension(t *testing.T) {
 			case <-time.After(time.Second - time.Since(killed)):
 				t.Errorf("no error within 1 s of killing the browser")
 			}
-			if _, err := s.Watch.Until(ctx, func(snap inspect.Snapshot) bool { return len(snap.Browsers) == 0 }); err != nil {
+			if _, err := s.Watch.Until(ctx, func(snap admin.Snapshot) bool { return len(snap.Browsers) == 0 }); err != nil {
 				t.Fatalf("the killed browser stayed in /browsers: %v", err)
 			}
 			// Where the time went: the kernel tearing the browser down, reins
@@ -510,7 +510,7 @@ func TestIdleWorkerStaysConnected(t *testing.T) {
 	defer cancel()
 	// A reconnect keeps the browser id but is a new connection with a new
 	// Since, so both are compared.
-	snap, err := s.Watch.Until(idleCtx, func(snap inspect.Snapshot) bool {
+	snap, err := s.Watch.Until(idleCtx, func(snap admin.Snapshot) bool {
 		for _, b := range snap.Browsers {
 			if b.ID == first.ID && b.Since.Equal(first.Since) {
 				return false

@@ -9,10 +9,10 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/hub/hubtest"
-	"github.com/reinshq/reins/companion/inspect"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -71,7 +71,7 @@ func TestFirefoxAndChromiumTogether(t *testing.T) {
 	if ct.ID == ft.ID {
 		t.Fatalf("both tabs got public id %d", ct.ID)
 	}
-	snap, err := s.Watch.Until(ctx, func(snap inspect.Snapshot) bool {
+	snap, err := s.Watch.Until(ctx, func(snap admin.Snapshot) bool {
 		seen := 0
 		for _, tb := range snap.Tabs {
 			if (tb.ID == ct.ID && tb.BrowserEngine == wire.EngineChromium) || (tb.ID == ft.ID && tb.BrowserEngine == wire.EngineFirefox) {

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
 	"github.com/reinshq/reins/companion/hub"
-	"github.com/reinshq/reins/companion/inspect"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -256,7 +256,7 @@ func firefoxScreencastFPS(t *testing.T, s *harness.FirefoxStack) float64 {
 	frames := 0
 	var size image.Point
 	for {
-		var ev inspect.Event
+		var ev admin.Event
 		var ok bool
 		select {
 		case ev, ok = <-events.C:
@@ -266,7 +266,7 @@ func firefoxScreencastFPS(t *testing.T, s *harness.FirefoxStack) float64 {
 		if !ok {
 			t.Fatalf("event stream ended: %v", events.Err())
 		}
-		if ev.Kind != inspect.KindCDPEvent || ev.Method != "Page.screencastFrame" {
+		if ev.Kind != admin.KindCDPEvent || ev.Method != "Page.screencastFrame" {
 			continue
 		}
 		var f struct {

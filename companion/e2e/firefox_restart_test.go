@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
-	"github.com/reinshq/reins/companion/inspect"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -38,7 +38,7 @@ func TestFirefoxBackgroundRestart(t *testing.T) {
 		t.Fatalf("firefox never said hello: %v", err)
 	}
 	// The idle timer stops the background script and its socket with it.
-	if _, err := w.Until(ctx, func(snap inspect.Snapshot) bool { return len(snap.Browsers) == 0 }); err != nil {
+	if _, err := w.Until(ctx, func(snap admin.Snapshot) bool { return len(snap.Browsers) == 0 }); err != nil {
 		t.Fatalf("the background script was never stopped: %v", err)
 	}
 	gone := time.Now()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/reinshq/reins/companion/companiontest"
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
 )
 
@@ -152,17 +153,6 @@ func issueToken(t testing.TB, r *harness.Reins, name string) string {
 	return strings.TrimSpace(string(out))
 }
 
-type bearerTransport struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
 // mcpSession connects the real MCP client to /mcp over HTTP with a new
 // token for agent.
 func mcpSession(t testing.TB, r *harness.Reins, agent string) *mcp.ClientSession {
@@ -178,7 +168,7 @@ func mcpConnect(t testing.TB, r *harness.Reins, agent, tok string) *mcp.ClientSe
 	cl := mcp.NewClient(&mcp.Implementation{Name: "reins-e2e-" + agent, Version: "1"}, nil)
 	cs, err := cl.Connect(within(t, 20*time.Second), &mcp.StreamableClientTransport{
 		Endpoint:   r.BaseURL() + "/mcp",
-		HTTPClient: &http.Client{Transport: bearerTransport{token: tok, base: tr}},
+		HTTPClient: &http.Client{Transport: companiontest.Bearer{Token: tok, Base: tr}},
 		MaxRetries: -1,
 	}, nil)
 	if err != nil {

@@ -17,8 +17,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
-	"github.com/reinshq/reins/companion/inspect"
 	"github.com/reinshq/reins/companion/linkauth"
 	"github.com/reinshq/reins/companion/wire"
 )
@@ -27,8 +27,8 @@ var handshakeTook = regexp.MustCompile(`msg="link handshake done" mode=(\w+) too
 
 // handshakes lists the handshakes reins logged: their mode and duration.
 // loggedHandshakes waits until reins has logged a finished handshake (its
-// log reaches the test through a pipe, after the browser shows up on the
-// inspection socket) and returns them all.
+// log reaches the test through a pipe, after the browser shows up in the
+// inspection routes) and returns them all.
 func loggedHandshakes(ctx context.Context, t *testing.T, r *harness.Reins) (modes []string, took []time.Duration) {
 	t.Helper()
 	if _, err := r.WaitLogTime(ctx, `msg="link handshake done"`); err != nil {
@@ -270,7 +270,7 @@ func TestPairingCodeInChromium(t *testing.T) {
 	if err := c.UseCompanionPort(ctx, r.Port); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Until(ctx, func(snap inspect.Snapshot) bool {
+	if _, err := w.Until(ctx, func(snap admin.Snapshot) bool {
 		modes, _ := handshakes(r.Output())
 		return len(modes) >= 2 && len(snap.Browsers) == 1
 	}); err != nil {
@@ -340,7 +340,7 @@ func TestHugeConsoleLogKeepsTheLink(t *testing.T) {
 	if err := evaluate(ctx, s, noisy.ID, "console.log('x'.repeat(70 * 1024 * 1024)), 1", nil); err != nil {
 		t.Fatalf("the console.log: %v", err)
 	}
-	var logged inspect.Event
+	var logged admin.Event
 	for found := false; !found; {
 		select {
 		case ev, ok := <-events.C:
@@ -398,7 +398,7 @@ func TestReturnAfterCompanionRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if _, err := w.Until(ctx, func(snap inspect.Snapshot) bool { return len(snap.Browsers) == 1 }); err != nil {
+	if _, err := w.Until(ctx, func(snap admin.Snapshot) bool { return len(snap.Browsers) == 1 }); err != nil {
 		t.Fatalf("the extension never came back: %v\n%s", err, harness.Tail(s.Reins.Output(), 30))
 	}
 	up, err := s.Reins.WaitLogTime(ctx, "companion listening")

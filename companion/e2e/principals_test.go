@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/reinshq/reins/companion/inspect"
+	"github.com/reinshq/reins/companion/admin"
 )
 
 // agentTabs is what tabs_context_mcp lists to an agent: tab id → entry.
@@ -86,7 +86,7 @@ func TestAgentTabsStayTheirsAcrossReconnectAndRestart(t *testing.T) {
 		if err := s.Chrome.UseCompanionPort(ctx, s.Reins.Port); err != nil {
 			t.Fatal(err)
 		}
-		snap, err := s.Watch.Until(ctx, func(snap inspect.Snapshot) bool {
+		snap, err := s.Watch.Until(ctx, func(snap admin.Snapshot) bool {
 			return len(snap.Browsers) == 1 && snap.Browsers[0].Since.After(first.Since)
 		})
 		if err != nil {
@@ -111,7 +111,7 @@ func TestAgentTabsStayTheirsAcrossReconnectAndRestart(t *testing.T) {
 		// The extension retries on its own; its tabs come back with their
 		// owners, under new public ids.
 		var id int
-		_, err = w.Until(ctx, func(snap inspect.Snapshot) bool {
+		_, err = w.Until(ctx, func(snap admin.Snapshot) bool {
 			for _, tb := range snap.Tabs {
 				if strings.HasSuffix(tb.URL, "/tools") && tb.Shared {
 					id = tb.ID

@@ -103,6 +103,10 @@ func startDevCompanion(t *testing.T) (*harness.Reins, int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Close)
+	// The admin socket answers before the dev browser has started.
+	if _, err := r.WaitLogTime(ctx, `msg="dev browser started"`); err != nil {
+		t.Fatalf("%v:\n%s", err, harness.Tail(r.Output(), 30))
+	}
 	m := devStartedRE.FindStringSubmatch(r.Output())
 	if m == nil {
 		t.Fatalf("no dev browser in the log:\n%s", harness.Tail(r.Output(), 30))

@@ -14,8 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
-	"github.com/reinshq/reins/companion/inspect"
 )
 
 // benchPage is a local page of about 200 elements: navigation, cards with
@@ -188,7 +188,7 @@ func BenchmarkCompanionRSS(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer w.Close()
-	snap, err := w.Until(ctx, func(s inspect.Snapshot) bool { return len(s.Browsers) == 2 })
+	snap, err := w.Until(ctx, func(s admin.Snapshot) bool { return len(s.Browsers) == 2 })
 	if err != nil {
 		b.Fatalf("two browsers never connected: %v", err)
 	}

@@ -122,7 +122,7 @@ func (b *Browser) call(ctx context.Context, method string, params, out any) erro
 		return wire.Errorf(wire.CodeInternal, "%s returned no result", method)
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return wire.Errorf(wire.CodeInternal, "%s returned a malformed result: %v", method, err)
+		return wire.Errorf(wire.CodeInternal, "%s returned a malformed result: %w", method, err)
 	}
 	return nil
 }
@@ -267,8 +267,10 @@ func (b *Browser) setTabs(tabs []wire.TabInfo) {
 	b.hub.changed()
 }
 
-// detach marks the browser gone, fails its pending requests and closes the link.
-func (b *Browser) detach(err error, reason string) {
+// detach marks the browser gone, fails its pending requests with err and
+// closes the link for cause.
+func (b *Browser) detach(err, cause error) {
+	reason := cause.Error()
 	b.closeOnce.Do(func() {
 		b.closeErr = err
 		close(b.closed)
@@ -283,13 +285,14 @@ func (b *Browser) detach(err error, reason string) {
 			}
 		}
 		// Last, because closing the link waits for the peer's close frame.
-		b.rt.Close(reason)
+		b.rt.Close(cause)
 	})
 }
 
-// Disconnect closes the browser's link with a reason.
-func (b *Browser) Disconnect(reason string) {
-	b.detach(wire.Errorf(wire.CodeNoSuchBrowser, "browser %s disconnected: %s", b.ID, reason), reason)
+// Disconnect closes the browser's link for cause (ErrBlocked, or any error
+// whose text is the reason the browser is given).
+func (b *Browser) Disconnect(cause error) {
+	b.detach(wire.Errorf(wire.CodeNoSuchBrowser, "browser %s disconnected: %w", b.ID, cause), cause)
 }
 
 // sendPolicy queues p for the browser. One sender per browser delivers

@@ -32,7 +32,7 @@ const (
 // too many pairing attempts, or no proof within the hello timeout. The
 // close reason says which; the extension then asks its native host for the
 // key again, or asks the person for a pairing code.
-const StatusUnauthorized websocket.StatusCode = 4001
+const StatusUnauthorized = websocket.StatusCode(wire.CloseUnauthorized)
 
 // handshake reads hello and, when the hub has an Authenticator, runs the
 // link handshake, all under one deadline. It returns the hello with its

@@ -8,6 +8,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"slices"
 	"sort"
@@ -74,10 +75,14 @@ type Options struct {
 // refused (see Options.Admit and ReasonBlocked). The extension shows the
 // close reason and retries on its slow backoff, so unblocking takes effect
 // without a browser restart.
-const StatusRefused websocket.StatusCode = 4003
+const StatusRefused = websocket.StatusCode(wire.CloseRefused)
 
 // ReasonBlocked is the close reason of a browser profile the person blocked.
 const ReasonBlocked = "this browser profile is blocked in the Reins app"
+
+// ErrBlocked is why a blocked profile's link ends (Browser.Disconnect): its
+// code closes the socket with StatusRefused and ReasonBlocked.
+var ErrBlocked error = &wire.Error{Code: wire.CodeBrowserBlocked, Message: ReasonBlocked}
 
 // Hub tracks every connected browser.
 type Hub struct {
@@ -144,8 +149,10 @@ func New(opts Options) *Hub {
 // extension is one; a browser driven over raw CDP is another.
 type RoundTripper interface {
 	RoundTrip(ctx context.Context, method string, params any) (json.RawMessage, error)
-	// Close ends the link; pending round trips fail.
-	Close(reason string)
+	// Close ends the link; pending round trips fail. cause says why: its
+	// text is the reason the peer is given, its code (wire.CloseCode) how
+	// a WebSocket closes.
+	Close(cause error)
 }
 
 // Attach registers a connected browser after its hello. The browser's events
@@ -209,7 +216,7 @@ func (h *Hub) Attach(hello wire.Hello, mode Mode, rt RoundTripper) (*Browser, er
 	h.mu.Unlock()
 
 	if replaced != nil {
-		replaced.detach(wire.Errorf(wire.CodeNoSuchBrowser, "browser %s reconnected on a new connection", id), "replaced by a new connection")
+		replaced.detach(wire.Errorf(wire.CodeNoSuchBrowser, "browser %s reconnected on a new connection", id), errors.New("replaced by a new connection"))
 	}
 	h.log.Info("browser connected", "browser", id, "name", b.name, "engine", hello.EngineOrDefault(), "mode", mode)
 	b.sendPolicy(policy)
@@ -317,7 +324,7 @@ func (h *Hub) Close() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b.detach(wire.Errorf(wire.CodeNoSuchBrowser, "companion is shutting down"), "companion shutting down")
+			b.detach(wire.Errorf(wire.CodeNoSuchBrowser, "companion is shutting down"), wire.Errorf(wire.CodeShuttingDown, "companion shutting down"))
 		}()
 	}
 	wg.Wait()

@@ -602,13 +602,23 @@ func TestGraphPushedOnlyToGraphProfilesAndOnlyWhenChanged(t *testing.T) {
 		}
 		return false
 	})
-	agents := []wire.GraphAgent{{ID: "a1", Name: "claude"}}
-	e.hub.PushGraph(context.Background(), agents)
-	e.hub.PushGraph(context.Background(), agents)
+	graph := wire.ConnectionGraph{Agents: []wire.GraphAgent{{ID: "a1", Name: "claude"}}}
+	xID := ""
+	for _, b := range e.hub.Browsers() {
+		graph.Browsers = append(graph.Browsers, wire.GraphBrowser{ID: b.ID, Name: b.Name, Mode: string(b.Mode), SharedTabs: b.SharedTabs})
+		if b.Graph {
+			xID = b.ID
+		}
+	}
+	e.hub.PushGraph(context.Background(), graph)
+	e.hub.PushGraph(context.Background(), graph)
 	select {
 	case g := <-graphs:
 		if len(g.Browsers) != 2 || len(g.Agents) != 1 || g.ThisBrowserID == "" {
 			t.Fatalf("graph %+v", g)
+		}
+		if g.ThisBrowserID != xID {
+			t.Fatalf("the graph sent to %s says it is seen from %s", xID, g.ThisBrowserID)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("no graph")
@@ -682,7 +692,7 @@ func TestAdmitAndBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Disconnect(hub.ReasonBlocked)
+	b.Disconnect(hub.ErrBlocked)
 	if got := x.CloseStatus(); got != hub.StatusRefused {
 		t.Fatalf("blocking a connected browser: close status %v, want %v", got, hub.StatusRefused)
 	}

@@ -187,7 +187,7 @@ func (h *Hub) CDP(ctx context.Context, publicID int, method string, params any, 
 	default:
 		raw, err = json.Marshal(p)
 		if err != nil {
-			return nil, wire.Errorf(wire.CodeBadParams, "encoding %s params: %v", method, err)
+			return nil, wire.Errorf(wire.CodeBadParams, "encoding %s params: %w", method, err)
 		}
 	}
 	if reason := wire.CDPNavigationRefusal(method, raw, b.Engine()); reason != "" {
@@ -196,27 +196,10 @@ func (h *Hub) CDP(ctx context.Context, publicID int, method string, params any, 
 	return b.Call(ctx, wire.MethodCDP, wire.CDPParams{TabID: t.Native, Method: method, Params: raw, SessionID: sessionID, Client: client})
 }
 
-// Graph builds the connection graph as seen from browser thisID.
-func (h *Hub) Graph(thisID string, agents []wire.GraphAgent) wire.ConnectionGraph {
-	g := wire.ConnectionGraph{ThisBrowserID: thisID, Agents: agents, Browsers: []wire.GraphBrowser{}}
-	if g.Agents == nil {
-		g.Agents = []wire.GraphAgent{}
-	}
-	for _, bi := range h.Browsers() {
-		n := bi.SharedTabs
-		if bi.Mode == ModeDev {
-			n = bi.OpenTabs
-		}
-		g.Browsers = append(g.Browsers, wire.GraphBrowser{
-			ID: bi.ID, Name: bi.Name, Mode: string(bi.Mode), SharedTabs: n, BrowserEngine: bi.Engine,
-		})
-	}
-	return g
-}
-
-// PushGraph sends each Graph-enabled extension profile the graph if it
-// changed since the last snapshot that profile received.
-func (h *Hub) PushGraph(ctx context.Context, agents []wire.GraphAgent) {
+// PushGraph sends each Graph-enabled extension profile the connection graph
+// g (the companion draws it, for the dashboard too), as seen from that
+// profile, if it changed since the last one the profile received.
+func (h *Hub) PushGraph(ctx context.Context, g wire.ConnectionGraph) {
 	for _, bi := range h.Browsers() {
 		if !bi.Graph || bi.Mode != ModeExtension {
 			continue
@@ -225,7 +208,7 @@ func (h *Hub) PushGraph(ctx context.Context, agents []wire.GraphAgent) {
 		if err != nil {
 			continue
 		}
-		g := h.Graph(bi.ID, agents)
+		g.ThisBrowserID = bi.ID
 		data, _ := json.Marshal(g)
 		b.mu.Lock()
 		same := bytes.Equal(b.lastGraph, data)

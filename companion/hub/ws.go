@@ -96,12 +96,12 @@ func (h *Hub) serveConn(ctx context.Context, conn *websocket.Conn, p peer) {
 	for {
 		typ, data, err := conn.Read(ctx)
 		if err != nil {
-			b.detach(wire.Errorf(wire.CodeNoSuchBrowser, "browser %s disconnected", b.ID), closeReason(err))
+			b.detach(wire.Errorf(wire.CodeNoSuchBrowser, "browser %s disconnected", b.ID), closeCause(err))
 			return
 		}
 		f, ok := parseFrame(typ, data)
 		if !ok {
-			b.detach(wire.Errorf(wire.CodeNoSuchBrowser, "browser %s sent a frame that is not a JSON object", b.ID), "frame is not a JSON object")
+			b.detach(wire.Errorf(wire.CodeNoSuchBrowser, "browser %s sent a frame that is not a JSON object", b.ID), wire.Errorf(wire.CodeBadFrame, "frame is not a JSON object"))
 			return
 		}
 		switch {
@@ -115,27 +115,29 @@ func (h *Hub) serveConn(ctx context.Context, conn *websocket.Conn, p peer) {
 	}
 }
 
-func closeReason(err error) string {
+// closeCause says why a read ended the link.
+func closeCause(err error) error {
+	tooLarge := wire.Errorf(wire.CodeFrameTooLarge, "frame over 64 MiB")
 	if errors.Is(err, websocket.ErrMessageTooBig) {
-		return "frame over 64 MiB"
+		return tooLarge
 	}
 	var ce websocket.CloseError
 	if errors.As(err, &ce) {
 		if ce.Code == websocket.StatusMessageTooBig {
-			return "frame over 64 MiB"
+			return tooLarge
 		}
 		if ce.Reason != "" {
-			return ce.Reason
+			return errors.New(ce.Reason)
 		}
-		return fmt.Sprintf("closed (%d)", ce.Code)
+		return fmt.Errorf("closed (%d)", ce.Code)
 	}
 	if errors.Is(err, errLinkClosed) {
-		return "closed by companion"
+		return errors.New("closed by companion")
 	}
 	if isReadLimit(err) {
-		return "frame over 64 MiB"
+		return tooLarge
 	}
-	return "connection lost"
+	return errors.New("connection lost")
 }
 
 // parseFrame decodes a frame and reports whether it is a JSON object.
@@ -262,11 +264,12 @@ func (l *wsLink) Notify(event string, params any) error {
 	return writeEvent(ctx, l.conn, event, params)
 }
 
-// Close fails every pending request at once, then sends a close frame.
-func (l *wsLink) Close(reason string) {
+// Close fails every pending request at once, then sends a close frame
+// whose code follows cause's code.
+func (l *wsLink) Close(cause error) {
 	l.once.Do(func() {
 		l.mu.Lock()
-		l.closeErr = wire.Errorf(wire.CodeNoSuchBrowser, "browser %s disconnected: %s", l.browserID, reason)
+		l.closeErr = wire.Errorf(wire.CodeNoSuchBrowser, "browser %s disconnected: %w", l.browserID, cause)
 		pending := l.pending
 		l.pending = nil
 		close(l.closed)
@@ -274,15 +277,7 @@ func (l *wsLink) Close(reason string) {
 		for _, ch := range pending {
 			ch <- reply{err: l.closeErr}
 		}
-		code := websocket.StatusGoingAway
-		if reason == "frame over 64 MiB" {
-			code = websocket.StatusMessageTooBig
-		} else if reason == "frame is not a JSON object" {
-			code = websocket.StatusPolicyViolation
-		} else if reason == ReasonBlocked {
-			code = StatusRefused
-		}
-		l.conn.Close(code, truncate(reason, 120))
+		l.conn.Close(websocket.StatusCode(wire.CloseCode(cause)), truncate(cause.Error(), 120))
 	})
 }
 

@@ -190,7 +190,7 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	for _, c := range casts {
-		c.end(wire.Code("shutting_down"), "Reins is shutting down; open Live view again from the Reins tray once it runs")
+		c.end(wire.CodeShuttingDown, "Reins is shutting down; open Live view again from the Reins tray once it runs")
 	}
 	// Viewers have until shutdownGrace to take their last message. A
 	// viewer still stuck in an earlier write (a frame to a viewer that

@@ -356,7 +356,7 @@ func (s *Server) viewport(tab int) (Viewport, error) {
 		} `json:"visualViewport"`
 	}
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return Viewport{}, wire.Errorf(wire.CodeInternal, "Page.getLayoutMetrics returned a malformed result: %v", err)
+		return Viewport{}, wire.Errorf(wire.CodeInternal, "Page.getLayoutMetrics returned a malformed result: %w", err)
 	}
 	if m.CSSVisual.ClientWidth > 0 {
 		return Viewport{Width: m.CSSVisual.ClientWidth, Height: m.CSSVisual.ClientHeight}, nil
@@ -369,7 +369,7 @@ func (s *Server) join(v *viewer) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return wire.Errorf(wire.Code("shutting_down"), "Reins is shutting down")
+		return wire.Errorf(wire.CodeShuttingDown, "Reins is shutting down")
 	}
 	c := s.casts[v.tab]
 	if c == nil || !c.add(v) {

@@ -64,18 +64,6 @@ func (s *Server) Agents() []AgentInfo {
 	return out
 }
 
-// GraphAgents is the agent nodes of the connection graph: connected agents
-// only.
-func (s *Server) GraphAgents() []wire.GraphAgent {
-	out := []wire.GraphAgent{}
-	for _, a := range s.Agents() {
-		if a.Connected {
-			out = append(out, wire.GraphAgent{ID: a.ID, Name: a.Name})
-		}
-	}
-	return out
-}
-
 // Revoke forgets an agent (by principal) whose token was revoked or
 // replaced: its live MCP sessions are closed and its tool session dropped.
 // The token check itself needs no help, since the Verifier refuses the

@@ -3,8 +3,6 @@ package mcp_test
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"testing"
 	"time"
 
@@ -12,27 +10,10 @@ import (
 
 	"github.com/reinshq/reins/companion"
 	"github.com/reinshq/reins/companion/admin"
+	"github.com/reinshq/reins/companion/companiontest"
 	"github.com/reinshq/reins/companion/mcp"
 	"github.com/reinshq/reins/companion/tokens"
 )
-
-// pipes connects an in-process MCP client to a bridge: the client's output
-// is the bridge's stdin and the other way round.
-type pipes struct {
-	bridgeIn   *io.PipeReader
-	clientOut  *io.PipeWriter
-	clientIn   *io.PipeReader
-	bridgeOut  *io.PipeWriter
-	clientSide *sdk.IOTransport
-}
-
-func newPipes() *pipes {
-	p := &pipes{}
-	p.bridgeIn, p.clientOut = io.Pipe()
-	p.clientIn, p.bridgeOut = io.Pipe()
-	p.clientSide = &sdk.IOTransport{Reader: p.clientIn, Writer: p.clientOut}
-	return p
-}
 
 // running is a started companion with its admin channel.
 type running struct {
@@ -44,34 +25,17 @@ type running struct {
 
 func startWithAdmin(t *testing.T) *running {
 	t.Helper()
-	dir := shortTempDir(t)
+	dir := companiontest.ShortDir(t)
 	tm, err := tokens.Open(dir, tokens.KeyringFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	c, err := companion.New(companion.Config{Port: port, DataDir: dir, Version: "test", Tokens: tm, Tools: &fakeRunner{}, Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		c.Shutdown(ctx)
-	})
+	c, port := companiontest.Start(t, companion.Config{DataDir: dir, Version: "test", Tokens: tm, Tools: &fakeRunner{}})
 	return &running{c: c, tokens: tm, dir: dir, port: port}
 }
 
-func (r *running) bridge(ctx context.Context, p *pipes, token string, onStream func()) error {
-	return mcp.Bridge(ctx, p.bridgeIn, p.bridgeOut, mcp.BridgeOptions{
+func (r *running) bridge(ctx context.Context, p *companiontest.Pipes, token string, onStream func()) error {
+	return mcp.Bridge(ctx, p.BridgeIn, p.BridgeOut, mcp.BridgeOptions{
 		Transport: admin.Transport(r.dir), Endpoint: admin.URL + "/mcp", Token: token, OnStream: onStream,
 	})
 }
@@ -101,16 +65,16 @@ func TestBridgeRelaysToTheRunningCompanion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newPipes()
+	p := companiontest.NewPipes()
 	done := make(chan error, 1)
 	go func() {
 		err := r.bridge(context.Background(), p, tok, nil)
-		p.bridgeOut.Close()
+		p.BridgeOut.Close()
 		done <- err
 	}()
 
 	cl := sdk.NewClient(&sdk.Implementation{Name: "desktop-client", Version: "1"}, nil)
-	cs, err := cl.Connect(ctxT(t), p.clientSide, nil)
+	cs, err := cl.Connect(ctxT(t), p.Client, nil)
 	if err != nil {
 		t.Fatalf("initialize through the bridge: %v", err)
 	}
@@ -154,12 +118,12 @@ func TestBridgeRelaysTheCompanionsOwnMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	opened := make(chan struct{}, 1)
-	p := newPipes()
+	p := companiontest.NewPipes()
 	ctx, cancel := context.WithCancel(ctxT(t))
 	done := make(chan error, 1)
 	go func() {
 		err := r.bridge(ctx, p, tok, func() { opened <- struct{}{} })
-		p.bridgeOut.Close()
+		p.BridgeOut.Close()
 		done <- err
 	}()
 	defer func() {
@@ -173,7 +137,7 @@ func TestBridgeRelaysTheCompanionsOwnMessages(t *testing.T) {
 	cl := sdk.NewClient(&sdk.Implementation{Name: "desktop-client", Version: "1"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	cs, err := cl.Connect(ctxT(t), p.clientSide, nil)
+	cs, err := cl.Connect(ctxT(t), p.Client, nil)
 	if err != nil {
 		t.Fatalf("initialize through the bridge: %v", err)
 	}
@@ -205,9 +169,9 @@ func TestBridgeRelaysTheCompanionsOwnMessages(t *testing.T) {
 }
 
 func TestBridgeWhenReinsIsNotRunning(t *testing.T) {
-	dir := shortTempDir(t)
-	p := newPipes()
-	err := mcp.Bridge(ctxT(t), p.bridgeIn, p.bridgeOut, mcp.BridgeOptions{Transport: admin.Transport(dir), Endpoint: admin.URL + "/mcp", Token: "reins_whatever"})
+	dir := companiontest.ShortDir(t)
+	p := companiontest.NewPipes()
+	err := mcp.Bridge(ctxT(t), p.BridgeIn, p.BridgeOut, mcp.BridgeOptions{Transport: admin.Transport(dir), Endpoint: admin.URL + "/mcp", Token: "reins_whatever"})
 	if !errors.Is(err, admin.ErrNotRunning) {
 		t.Fatalf("err = %v, want admin.ErrNotRunning", err)
 	}
@@ -215,7 +179,7 @@ func TestBridgeWhenReinsIsNotRunning(t *testing.T) {
 
 func TestBridgeWithARefusedToken(t *testing.T) {
 	r := startWithAdmin(t)
-	p := newPipes()
+	p := companiontest.NewPipes()
 	err := r.bridge(ctxT(t), p, "reins_not-issued", nil)
 	if !errors.Is(err, mcp.ErrTokenRefused) {
 		t.Fatalf("err = %v", err)

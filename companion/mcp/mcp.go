@@ -34,29 +34,25 @@ type Verifier interface {
 	Verify(token string) (id, name string, ok bool)
 }
 
-// Registrar is a tool engine that registers its own tools on an MCP server,
-// asking sessionFor for the calling agent's session on each call. The real
-// engine is one; a plain tools.Runner is registered from its catalog instead.
-type Registrar interface {
-	// RegisterMCP registers the tools only accepts (all if only is nil).
-	RegisterMCP(srv *sdk.Server, sessionFor func(context.Context, *sdk.CallToolRequest) (*tools.Session, error), only func(name string) bool)
-}
-
 // Options configure a Server.
 type Options struct {
 	// Verifier checks bearer tokens. Nil refuses every request.
 	Verifier Verifier
-	// Tools is the tool engine. If it implements Registrar, it registers its
-	// tools itself (and checks pause itself); otherwise its Catalog is
-	// registered here and Paused is checked before each Call.
+	// Tools is the tool engine: its Catalog is what agents list, and every
+	// call goes to its Call with the raw arguments.
 	Tools tools.Runner
-	// Paused returns a paused-coded error while automation is paused.
+	// Paused returns a paused-coded error while automation is paused; it is
+	// checked before each Call.
 	Paused func() error
 	// Refusal explains why a tool hidden with SetHidden may not be called,
-	// for an agent (principal and label) that calls it from a tool list it
-	// fetched earlier, and may record the refusal. Nil leaves such calls to
-	// the SDK's unknown-tool error.
-	Refusal func(principal, label, tool string) error
+	// to an agent that calls it from a tool list it fetched earlier. The
+	// refusal is recorded through OnActivity. Nil leaves such calls to the
+	// SDK's unknown-tool error.
+	Refusal func(tool string) error
+	// OnActivity receives the calls this layer refuses before the engine
+	// sees them (paused, hidden), as the engine's Options.OnActivity
+	// receives the calls it runs. It must not block.
+	OnActivity func(tools.Activity)
 	// OnChange is called, without locks held, when an agent's sessions
 	// change (connect, leave, revoked). It must not block.
 	OnChange func()
@@ -80,11 +76,8 @@ type Server struct {
 	closed   bool
 	wg       sync.WaitGroup
 
-	// register adds the tools only accepts to srv; SetHidden uses it to
-	// bring hidden tools back.
-	register func(only func(name string) bool)
-	hideMu   sync.Mutex // serializes SetHidden
-	hidden   atomic.Pointer[map[string]bool]
+	hideMu sync.Mutex // serializes SetHidden
+	hidden atomic.Pointer[map[string]bool]
 }
 
 // New builds the endpoint and registers the tools.
@@ -115,14 +108,6 @@ func New(opts Options) *Server {
 	})
 	s.srv.AddReceivingMiddleware(s.track, s.refuseHidden)
 	s.hidden.Store(&map[string]bool{})
-	s.register = func(func(string) bool) {}
-	if opts.Tools != nil {
-		if r, ok := opts.Tools.(Registrar); ok {
-			s.register = func(only func(string) bool) { r.RegisterMCP(s.srv, s.sessionFor, only) }
-		} else {
-			s.register = s.registerCatalog
-		}
-	}
 	s.register(nil)
 	httpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
 		SessionTimeout: opts.SessionTimeout,

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/companiontest"
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/hub/hubtest"
 	"github.com/reinshq/reins/companion/mcp"
@@ -111,16 +112,6 @@ type env struct {
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func shortTempDir(t testing.TB) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "rmcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return filepath.Join(d, "data")
-}
-
 // newEnv serves the full companion handler (edge checks included) on a
 // real 127.0.0.1 listener, with the fake runner.
 func newEnv(t *testing.T) *env {
@@ -131,7 +122,7 @@ func newEnv(t *testing.T) *env {
 // newEnvWith is newEnv with a given runner; nil runs the real engine.
 func newEnvWith(t testing.TB, runner *fakeRunner) *env {
 	t.Helper()
-	return newEnvIn(t, shortTempDir(t), runner)
+	return newEnvIn(t, companiontest.ShortDir(t), runner)
 }
 
 // newEnvIn is newEnvWith on a given data dir.
@@ -223,17 +214,6 @@ func (e *env) agent(name string) (mcp.AgentInfo, bool) {
 	return mcp.AgentInfo{}, false
 }
 
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
@@ -247,7 +227,6 @@ func (e *env) connect(t testing.TB, token string) *sdk.ClientSession {
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
-	t.Cleanup(func() { cs.Close() })
 	return cs
 }
 
@@ -256,14 +235,7 @@ func (e *env) tryConnect(t testing.TB, token string) (*sdk.ClientSession, error)
 }
 
 func (e *env) tryConnectWith(t testing.TB, token string, opts *sdk.ClientOptions) (*sdk.ClientSession, error) {
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	cl := sdk.NewClient(&sdk.Implementation{Name: "reins-test", Version: "1"}, opts)
-	return cl.Connect(ctxT(t), &sdk.StreamableClientTransport{
-		Endpoint:   e.base + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{token: token, base: tr}},
-		MaxRetries: -1,
-	}, nil)
+	return companiontest.Connect(t, e.port, token, opts)
 }
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
@@ -388,23 +360,10 @@ func graphRecorder(t *testing.T, e *env) <-chan wire.ConnectionGraph {
 		t.Fatal(err)
 	}
 	t.Cleanup(x.Kill)
-	graphs := make(chan wire.ConnectionGraph, 64)
-	x.Handle(wire.MethodGraphState, func(p json.RawMessage) (any, error) {
-		var g wire.ConnectionGraph
-		if err := json.Unmarshal(p, &g); err != nil {
-			return nil, err
-		}
-		graphs <- g
-		return wire.GraphReceipt{Received: true}, nil
-	})
 	x.Handle(wire.MethodTabsList, func(json.RawMessage) (any, error) {
 		return []wire.TabInfo{{ID: 7, URL: "https://example.com/", Title: "Example", Shared: true}}, nil
 	})
-	on := true
-	if err := x.Send(wire.EventToolsPolicy, wire.ToolsPolicy{Disabled: []string{}, Graph: &on}); err != nil {
-		t.Fatal(err)
-	}
-	return graphs
+	return companiontest.RecordGraphs(t, x)
 }
 
 // nextGraph waits for a pushed graph that satisfies cond.
@@ -507,8 +466,8 @@ func TestToolsListCarriesTheCatalog(t *testing.T) {
 
 // A tool the person turns off leaves tools/list, connected clients hear
 // that the list changed, and an agent calling it from the list it fetched
-// before is told why it failed. Turned back on, it returns. Both ways of
-// registering tools are covered: the real engine's and a plain catalog's.
+// before is told why it failed, and the refusal is activity. Turned back
+// on, it returns. It holds for the real engine's catalog and a plain one.
 func TestDisabledToolsLeaveTheList(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -528,7 +487,6 @@ func TestDisabledToolsLeaveTheList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer cs.Close()
 			listed := func() []string {
 				res, err := cs.ListTools(ctxT(t), nil)
 				if err != nil {
@@ -567,6 +525,9 @@ func TestDisabledToolsLeaveTheList(t *testing.T) {
 			if !res.IsError || res.Meta[mcp.CodeMetaKey] != "tool_disabled" {
 				t.Fatalf("calling a turned-off tool: %+v", res)
 			}
+			if a := lastActivity(t, e); a.Tool != tc.tool || a.Outcome != "tool_disabled" || a.Principal != e.principal(t, "claude") || a.Agent != "claude" {
+				t.Fatalf("the refusal's activity: %+v", a)
+			}
 
 			if err := e.c.SetDisabledTools(nil); err != nil {
 				t.Fatal(err)
@@ -581,7 +542,7 @@ func TestDisabledToolsLeaveTheList(t *testing.T) {
 
 // A tool turned off in an earlier run (the saved settings) is never listed.
 func TestToolsTurnedOffBeforeStartAreNotListed(t *testing.T) {
-	dir := shortTempDir(t)
+	dir := companiontest.ShortDir(t)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -660,6 +621,9 @@ func TestPausedToolsFailWithCodePaused(t *testing.T) {
 	if c := e.runner.lastCall(); c.tool != "" {
 		t.Fatalf("the engine ran while paused: %+v", c)
 	}
+	if a := lastActivity(t, e); a.Tool != "browser_click" || a.Outcome != string(wire.CodePaused) || a.Agent != "claude" {
+		t.Fatalf("the paused call's activity: %+v", a)
+	}
 	e.c.Resume()
 	res, err = cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "browser_click", Arguments: map[string]any{"tabId": 1}})
 	if err != nil || res.IsError {
@@ -729,7 +693,7 @@ func TestOneAgentCannotUseAnothersSession(t *testing.T) {
 }
 
 func TestNoTokenStoreRefusesEveryone(t *testing.T) {
-	dir := shortTempDir(t)
+	dir := companiontest.ShortDir(t)
 	c, err := companion.New(companion.Config{Port: 47999, DataDir: dir, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -810,6 +774,87 @@ func TestRealEngine(t *testing.T) {
 	e.c.Resume()
 	if res, err := cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "tabs_context_mcp", Arguments: map[string]any{}}); err != nil || res.IsError {
 		t.Fatalf("after resume: %+v, %v", res, err)
+	}
+}
+
+// lastActivity is the companion's latest activity entry.
+func lastActivity(t *testing.T, e *env) tools.Activity {
+	t.Helper()
+	acts := e.c.Activity()
+	if len(acts) == 0 {
+		t.Fatal("no activity")
+	}
+	return acts[len(acts)-1]
+}
+
+// The engine's whole catalog over /mcp, registered as it ships: every tool
+// is listed with the catalog's annotations, a call runs in the agent's
+// session, and an engine error keeps its code.
+func TestEngineCatalogOverMCP(t *testing.T) {
+	e := newEnvWith(t, nil)
+	cs := e.connect(t, e.issue(t, "claude"))
+	h := hub.New(hub.Options{Logger: quietLogger()})
+	defer h.Close()
+	engine := tools.NewEngine(tools.Options{Hub: h, Logger: quietLogger()})
+	defer engine.Close()
+	catalog := engine.Catalog()
+
+	list, err := cs.ListTools(ctxT(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, want []string
+	for _, tl := range list.Tools {
+		names = append(names, tl.Name)
+		if tl.Annotations == nil || tl.Annotations.DestructiveHint == nil {
+			t.Errorf("%s has no annotations", tl.Name)
+			continue
+		}
+		for _, info := range catalog {
+			if info.Name == tl.Name && (info.ReadOnly != tl.Annotations.ReadOnlyHint || info.Destructive != *tl.Annotations.DestructiveHint) {
+				t.Errorf("%s annotations %+v disagree with the catalog", tl.Name, tl.Annotations)
+			}
+		}
+	}
+	for _, info := range catalog {
+		want = append(want, info.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, want) || !slices.Equal(names, e.c.Tools()) {
+		t.Fatalf("MCP tools = %v, want the catalog %v", names, want)
+	}
+
+	res, err := cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "update_plan", Arguments: map[string]any{"domains": []string{"shop.example"}, "approach": []string{"pay"}}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "- shop.example") {
+		t.Fatalf("update_plan over MCP: %+v %v", res, err)
+	}
+	res, err = cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "read_page", Arguments: map[string]any{"tabId": 999}})
+	if err != nil || !res.IsError || res.Meta[mcp.CodeMetaKey] != "no_such_tab" {
+		t.Fatalf("error over MCP: %+v %v", res, err)
+	}
+	res, err = cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "read_page", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || res.Meta[mcp.CodeMetaKey] != string(wire.CodeBadParams) {
+		t.Fatalf("schema validation over MCP: %+v %v", res, err)
+	}
+}
+
+// Arguments that fail the tool's schema reach the engine, which refuses
+// them with code bad_params, and the refusal shows in the activity like any
+// other failed call.
+func TestSchemaErrorIsActivityWithItsCode(t *testing.T) {
+	e := newEnvWith(t, nil)
+	cs := e.connect(t, e.issue(t, "claude"))
+	res, err := cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "computer", Arguments: map[string]any{"tabId": "seven", "action": "screenshot"}})
+	if err != nil {
+		t.Fatalf("a schema error must be a tool result, not a protocol error: %v", err)
+	}
+	text := res.Content[0].(*sdk.TextContent).Text
+	if !res.IsError || res.Meta[mcp.CodeMetaKey] != string(wire.CodeBadParams) || !strings.HasPrefix(text, "[bad_params] invalid computer arguments") || !strings.Contains(text, "tabId") {
+		t.Fatalf("a string tabId: %+v %q", res, text)
+	}
+	a := lastActivity(t, e)
+	if a.Tool != "computer" || a.Outcome != string(wire.CodeBadParams) || a.Principal != e.principal(t, "claude") || a.Agent != "claude" {
+		t.Fatalf("activity %+v, want the schema error with its code", a)
 	}
 }
 

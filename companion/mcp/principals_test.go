@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/companiontest"
 	"github.com/reinshq/reins/companion/hub/hubtest"
 	"github.com/reinshq/reins/companion/operator/operatortest"
 	"github.com/reinshq/reins/companion/wire"
@@ -193,7 +194,7 @@ func notMine(t *testing.T, who string, cs *sdk.ClientSession, tab int) {
 // companion restarts on the same data dir. Agent B, on another token, never
 // sees or drives it.
 func TestTabsStayTheirAgentsAcrossReconnectAndRestart(t *testing.T) {
-	dir := shortTempDir(t)
+	dir := companiontest.ShortDir(t)
 	e := newEnvIn(t, dir, nil)
 	p := newProfile()
 	p.connect(t, e)
@@ -231,7 +232,7 @@ func TestTabsStayTheirAgentsAcrossReconnectAndRestart(t *testing.T) {
 // backend branded "claude" does not get the tabs of the agent token named
 // "claude", nor the agent the backend's.
 func TestBackendBrandIsNotAnAgentName(t *testing.T) {
-	e := newEnvIn(t, shortTempDir(t), nil)
+	e := newEnvIn(t, companiontest.ShortDir(t), nil)
 	p := newProfile()
 	p.connect(t, e)
 	claude := e.connect(t, e.issue(t, "claude"))

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -14,14 +15,18 @@ import (
 
 // CodeMetaKey is the _meta key of a failed tool result that carries its wire
 // code ("paused", "not_shared", …), so agents can branch without parsing
-// text. tools.ToMCP writes it.
+// text. toMCP writes it.
 const CodeMetaKey = "code"
 
-// registerCatalog registers a plain tools.Runner's catalog (the tools only
-// accepts, or all if only is nil): each tool's schema and annotations as the
-// engine describes them, and a handler that checks pause and runs the call
-// in the agent's session.
-func (s *Server) registerCatalog(only func(name string) bool) {
+// register adds the tools of the engine's catalog that only accepts (all if
+// only is nil): each tool's schema and annotations as the engine describes
+// them, and a handler that hands the call's raw arguments to the engine.
+// The engine alone checks and decodes them, so a schema error is a tool
+// result with code bad_params that shows in the activity like any other.
+func (s *Server) register(only func(name string) bool) {
+	if s.opts.Tools == nil {
+		return
+	}
 	for _, info := range s.opts.Tools.Catalog() {
 		if only != nil && !only(info.Name) {
 			continue
@@ -75,14 +80,25 @@ func (s *Server) refuseHidden(next sdk.MethodHandler) sdk.MethodHandler {
 		if method == "tools/call" && s.opts.Refusal != nil {
 			if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && (*s.hidden.Load())[p.Name] {
 				principal, label, _, _ := tokenOf(req.GetExtra())
-				if err := s.opts.Refusal(principal, label, p.Name); err != nil {
-					s.log.Info("tool refused", "agent", label, "principal", principal, "tool", p.Name, "code", wire.CodeOf(err))
-					return tools.ToMCP(failure(err)), nil
+				if err := s.opts.Refusal(p.Name); err != nil {
+					return s.refused(principal, label, p.Name, err), nil
 				}
 			}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// refused answers a call the MCP layer turns away before the engine sees
+// it, and records it in the activity as the engine records its own
+// refusals, with the refusal's code.
+func (s *Server) refused(principal, label, tool string, err error) *sdk.CallToolResult {
+	res := tools.Failure(err)
+	s.log.Info("tool refused", "agent", label, "principal", principal, "tool", tool, "code", res.Code)
+	if s.opts.OnActivity != nil {
+		s.opts.OnActivity(tools.Activity{Time: time.Now(), Principal: principal, Agent: label, Tool: tool, Outcome: string(res.Code)})
+	}
+	return toMCP(res)
 }
 
 func objectSchema(raw json.RawMessage) error {
@@ -113,19 +129,20 @@ func ToolOf(info tools.Info) *sdk.Tool {
 	}
 }
 
+// callHandler runs one tool for the calling agent: pause is checked here,
+// so a paused call never reaches the engine; everything else (the schema,
+// hidden and operator-only tools, scope) is the engine's.
 func (s *Server) callHandler(tool string) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		principal, label, _, _ := tokenOf(req.Extra)
-		start := time.Now()
 		if s.opts.Paused != nil {
 			if err := s.opts.Paused(); err != nil {
-				s.log.Info("tool refused", "agent", label, "principal", principal, "tool", tool, "code", wire.CodePaused)
-				return tools.ToMCP(failure(err)), nil
+				return s.refused(principal, label, tool, err), nil
 			}
 		}
 		sess, err := s.sessionFor(ctx, req)
 		if err != nil {
-			return tools.ToMCP(failure(err)), nil
+			return toMCP(tools.Failure(err)), nil
 		}
 		args := req.Params.Arguments
 		if len(args) == 0 {
@@ -133,24 +150,31 @@ func (s *Server) callHandler(tool string) sdk.ToolHandler {
 		}
 		res := s.opts.Tools.Call(ctx, sess, tool, args)
 		if res == nil {
-			res = failure(wire.Errorf(wire.CodeInternal, "tool %s returned nothing", tool))
+			res = tools.Failure(wire.Errorf(wire.CodeInternal, "tool %s returned nothing", tool))
 		}
-		outcome := "ok"
-		if res.IsError {
-			outcome = string(res.Code)
-		}
-		s.log.Debug("tool call", "agent", label, "principal", principal, "tool", tool, "outcome", outcome, "duration", time.Since(start))
-		return tools.ToMCP(res), nil
+		return toMCP(res), nil
 	}
 }
 
-// failure turns an error into a failed tool result whose text starts with
-// its wire code, as the engine's failures do.
-func failure(err error) *tools.Result {
-	code := wire.CodeOf(err)
-	return &tools.Result{
-		Content: []tools.Content{{Type: "text", Text: "[" + string(code) + "] " + err.Error()}},
-		IsError: true,
-		Code:    code,
+// toMCP converts a Result to the MCP SDK's shape. The code travels in _meta
+// as well as in the text.
+func toMCP(r *tools.Result) *sdk.CallToolResult {
+	out := &sdk.CallToolResult{IsError: r.IsError, Content: make([]sdk.Content, 0, len(r.Content))}
+	for _, c := range r.Content {
+		switch c.Type {
+		case "image":
+			data, err := base64.StdEncoding.DecodeString(c.Data)
+			if err != nil {
+				out.Content = append(out.Content, &sdk.TextContent{Text: "[internal] undecodable image"})
+				continue
+			}
+			out.Content = append(out.Content, &sdk.ImageContent{Data: data, MIMEType: c.MimeType})
+		default:
+			out.Content = append(out.Content, &sdk.TextContent{Text: c.Text})
+		}
 	}
+	if r.Code != "" {
+		out.Meta = sdk.Meta{CodeMetaKey: string(r.Code)}
+	}
+	return out
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"time"
 	"unicode/utf8"
+
+	"github.com/reinshq/reins/companion/wire"
 )
 
 // Message types an extension may send, and that the host answers with.
@@ -68,13 +70,13 @@ type StartReply struct {
 }
 
 // ErrorReply reports a failed request or a broken frame. Code is one of
-// Prickly's error codes; Request names the request type that failed, when
-// one was understood.
+// wire's error codes; Request names the request type that failed, when one
+// was understood.
 type ErrorReply struct {
 	Type    string          `json:"type"`
 	ID      json.RawMessage `json:"id,omitempty"`
 	Request string          `json:"request,omitempty"`
-	Code    string          `json:"code"`
+	Code    wire.Code       `json:"code"`
 	Error   string          `json:"error"`
 }
 
@@ -107,7 +109,7 @@ func (h *Host) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		if err != nil {
 			// After a bad length the stream is out of step, so there is no
 			// next frame to read; say why and go.
-			_ = WriteMessage(w, ErrorReply{Type: TypeError, Code: "bad_params", Error: err.Error()})
+			_ = WriteMessage(w, ErrorReply{Type: TypeError, Code: wire.CodeBadParams, Error: err.Error()})
 			return err
 		}
 		reply, err := h.handle(ctx, body)
@@ -123,26 +125,26 @@ func (h *Host) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 func (h *Host) handle(ctx context.Context, body []byte) (any, error) {
 	var req Request
 	if err := json.Unmarshal(body, &req); err != nil {
-		return ErrorReply{Type: TypeError, Code: "bad_params", Error: "a request is a JSON object with a string \"type\""}, nil
+		return ErrorReply{Type: TypeError, Code: wire.CodeBadParams, Error: "a request is a JSON object with a string \"type\""}, nil
 	}
 	id, idErr := checkID(req.ID)
 	if idErr != "" {
-		return ErrorReply{Type: TypeError, Code: "bad_params", Error: idErr}, nil
+		return ErrorReply{Type: TypeError, Code: wire.CodeBadParams, Error: idErr}, nil
 	}
 	switch req.Type {
 	case TypeHello:
 		key, err := h.Handler.LinkKey()
 		if err != nil {
-			return ErrorReply{Type: TypeError, ID: id, Request: TypeHello, Code: "internal", Error: fmt.Sprintf("reading the link key: %v", err)}, nil
+			return ErrorReply{Type: TypeError, ID: id, Request: TypeHello, Code: wire.CodeInternal, Error: fmt.Sprintf("reading the link key: %v", err)}, nil
 		}
 		port, running := h.running(ctx, time.Now().Add(2*time.Second))
 		return HelloReply{Type: TypeHello, ID: id, Port: port, Version: h.Handler.Version(), Running: running, Key: key}, nil
 	case TypeStart:
 		return h.start(ctx, id)
 	case "":
-		return ErrorReply{Type: TypeError, ID: id, Code: "bad_params", Error: "request has no \"type\""}, nil
+		return ErrorReply{Type: TypeError, ID: id, Code: wire.CodeBadParams, Error: "request has no \"type\""}, nil
 	default:
-		return ErrorReply{Type: TypeError, ID: id, Code: "unknown_method", Error: fmt.Sprintf("unknown request type %q: want %q or %q", clip(req.Type), TypeHello, TypeStart)}, nil
+		return ErrorReply{Type: TypeError, ID: id, Code: wire.CodeUnknownMethod, Error: fmt.Sprintf("unknown request type %q: want %q or %q", clip(req.Type), TypeHello, TypeStart)}, nil
 	}
 }
 
@@ -159,7 +161,7 @@ func (h *Host) start(ctx context.Context, id json.RawMessage) (any, error) {
 		return StartReply{Type: TypeStart, ID: id, Running: true, Port: port}, nil
 	}
 	if err := h.Handler.Launch(); err != nil {
-		return ErrorReply{Type: TypeError, ID: id, Request: TypeStart, Code: "internal", Error: fmt.Sprintf("start reins: %v", err)}, nil
+		return ErrorReply{Type: TypeError, ID: id, Request: TypeStart, Code: wire.CodeInternal, Error: fmt.Sprintf("start reins: %v", err)}, nil
 	}
 	backoff := 25 * time.Millisecond
 	for {
@@ -173,7 +175,7 @@ func (h *Host) start(ctx context.Context, id json.RawMessage) (any, error) {
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return ErrorReply{Type: TypeError, ID: id, Request: TypeStart, Code: "timeout",
+			return ErrorReply{Type: TypeError, ID: id, Request: TypeStart, Code: wire.CodeTimeout,
 				Error: fmt.Sprintf("reins was started but did not answer within %s (it would listen on port %d)", timeout, port)}, nil
 		}
 		t := time.NewTimer(min(backoff, left))

@@ -22,6 +22,7 @@ import (
 
 	"github.com/reinshq/reins/companion/pairing"
 	"github.com/reinshq/reins/companion/tools"
+	"github.com/reinshq/reins/companion/wire"
 )
 
 // Secrets keeps backend tokens; the token store's keychain implements it.
@@ -83,7 +84,7 @@ type Manager struct {
 }
 
 // ErrNoBackend is returned for an unknown backend id.
-var ErrNoBackend = errors.New("no such backend")
+var ErrNoBackend error = &wire.Error{Code: wire.CodeNoSuchBackend, Message: "no such backend"}
 
 // New loads persisted backends; Start connects them.
 func New(opts Options) (*Manager, error) {

@@ -96,8 +96,8 @@ type Offer struct {
 
 // Errors.
 var (
-	ErrNoOffer  = errors.New("no such pairing offer (it may have expired, been denied, or been replaced by a newer offer from the same page)")
-	ErrBadOffer = errors.New("invalid pairing offer")
+	ErrNoOffer  error = &wire.Error{Code: wire.CodeNoSuchOffer, Message: "no such pairing offer (it may have expired, been denied, or been replaced by a newer offer from the same page)"}
+	ErrBadOffer       = errors.New("invalid pairing offer")
 	// ErrRefused is a valid offer that the limits turn away: too many
 	// waiting, too many from one origin or browser, or one from the same
 	// origin on screen.
@@ -138,14 +138,14 @@ func NewStore(now func() time.Time, onChange func()) *Store {
 func (s *Store) Park(from Relay, p wire.PairOffer) (Offer, error) {
 	origin, err := normalizeOrigin(p.Origin)
 	if err != nil {
-		return Offer{}, fmt.Errorf("%w: %v", ErrBadOffer, err)
+		return Offer{}, fmt.Errorf("%w: %w", ErrBadOffer, err)
 	}
 	var cfg Config
 	if err := json.Unmarshal(p.Config, &cfg); err != nil {
-		return Offer{}, fmt.Errorf("%w: config is not an object: %v", ErrBadOffer, err)
+		return Offer{}, fmt.Errorf("%w: config is not an object: %w", ErrBadOffer, err)
 	}
 	if err := cfg.validate(); err != nil {
-		return Offer{}, fmt.Errorf("%w: %v", ErrBadOffer, err)
+		return Offer{}, fmt.Errorf("%w: %w", ErrBadOffer, err)
 	}
 	brand := brandName(p.Brand)
 	if brand == "" {
@@ -352,7 +352,7 @@ func (c *Config) validate() error {
 	}
 	host, err := asciiHost(u.Host)
 	if err != nil {
-		return fmt.Errorf("serverUrl %q: %v", c.ServerURL, err)
+		return fmt.Errorf("serverUrl %q: %w", c.ServerURL, err)
 	}
 	// The backend gets the token and then drives the browser: plaintext
 	// transports only to this machine.
@@ -405,7 +405,7 @@ func normalizeOrigin(o string) (string, error) {
 	}
 	host, err := asciiHost(u.Host)
 	if err != nil {
-		return "", fmt.Errorf("origin %q: %v", o, err)
+		return "", fmt.Errorf("origin %q: %w", o, err)
 	}
 	if u.Scheme == "http" && !isLoopback(host) {
 		return "", fmt.Errorf("origin %q must be https (plain http only for this machine)", o)

@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/zalando/go-keyring"
+
+	"github.com/reinshq/reins/companion/wire"
 )
 
 // ErrKeychainUnavailable matches (errors.Is) every error caused by an OS
 // keychain that cannot be reached, is locked, or misbehaves.
-var ErrKeychainUnavailable = errors.New("the OS keychain is not reachable")
+var ErrKeychainUnavailable error = &wire.Error{Code: wire.CodeKeychainUnavailable, Message: "the OS keychain is not reachable"}
 
 // UnavailableError says the keychain failed and how to run without one. It
 // unwraps to both ErrKeychainUnavailable and the keychain's own error.

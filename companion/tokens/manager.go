@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"sync"
 	"time"
+
+	"github.com/reinshq/reins/companion/wire"
 )
 
 // Keyring kinds accepted by Open, matching the --keyring flag.
@@ -26,9 +28,9 @@ const TokenPrefix = "reins_"
 var (
 	// ErrInvalidName reports a token name or backend id outside the allowed
 	// characters or length.
-	ErrInvalidName = errors.New("invalid name")
+	ErrInvalidName error = &wire.Error{Code: wire.CodeInvalidName, Message: "invalid name"}
 	// ErrNameInUse reports an Issue for a name that already has a token.
-	ErrNameInUse = errors.New("name already in use")
+	ErrNameInUse error = &wire.Error{Code: wire.CodeNameInUse, Message: "name already in use"}
 )
 
 var (

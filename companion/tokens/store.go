@@ -5,13 +5,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+
+	"github.com/reinshq/reins/companion/wire"
 )
 
 // Service is the one keychain service name every Reins secret is filed under.
 const Service = "Reins"
 
 // ErrNotFound reports a secret, token name or backend that does not exist.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound error = &wire.Error{Code: wire.CodeNotFound, Message: "not found"}
 
 // Store keeps secrets by account ("agent:NAME", "backend:ID"). Get and Delete
 // return an error wrapping ErrNotFound for an unknown account. Managers

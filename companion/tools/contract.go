@@ -71,3 +71,9 @@ type Runner interface {
 	NewSession(principal, label string) *Session
 	Call(ctx context.Context, s *Session, tool string, args json.RawMessage) *Result
 }
+
+// Failure is the failed Result for err, as Call returns it: IsError, the
+// error's wire code, and a text that starts with the code, so an agent
+// reading only text still sees it. Callers that refuse a call before it
+// reaches Call (the MCP layer while paused) answer with it.
+func Failure(err error) *Result { return errorResult(err) }

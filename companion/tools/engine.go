@@ -15,16 +15,6 @@ import (
 	"github.com/reinshq/reins/companion/wire"
 )
 
-// Codes the engine adds beside the wire codes, for failures that are the
-// page's doing rather than the companion's.
-const (
-	// CodeScriptError: javascript_tool's script threw.
-	CodeScriptError wire.Code = "script_error"
-	// CodeNavigationFailed: the browser could not load the URL
-	// (DNS, refused connection, TLS …).
-	CodeNavigationFailed wire.Code = "navigation_failed"
-)
-
 // Options configure an Engine.
 type Options struct {
 	Hub *hub.Hub
@@ -352,7 +342,7 @@ func (c *call) cdp(ctx context.Context, tabID int, method string, params any, ou
 		return nil
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return wire.Errorf(wire.CodeInternal, "%s returned a malformed result: %v", method, err)
+		return wire.Errorf(wire.CodeInternal, "%s returned a malformed result: %w", method, err)
 	}
 	return nil
 }

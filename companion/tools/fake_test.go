@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/hub/hubtest"
 	"github.com/reinshq/reins/companion/tools"
@@ -398,60 +396,5 @@ func TestCreateIfEmpty(t *testing.T) {
 	out = text(f.call(t, s, "tabs_context_mcp", map[string]any{"createIfEmpty": true}))
 	if !strings.Contains(out, `"sharedBy": "you"`) || !strings.Contains(out, `"group": "Reins · lonely"`) {
 		t.Fatalf("createIfEmpty: %s", out)
-	}
-}
-
-func TestMCPRegistration(t *testing.T) {
-	f := newFake(t, []wire.TabInfo{{ID: 1, URL: "https://shop.example/cart", Title: "Cart", Shared: true, WindowID: 1}})
-	sess := f.e.NewSession("agent:mcp-agent", "mcp-agent")
-	srv := mcp.NewServer(&mcp.Implementation{Name: "reins", Version: "test"}, nil)
-	f.e.RegisterMCP(srv, func(ctx context.Context, req *mcp.CallToolRequest) (*tools.Session, error) { return sess, nil }, nil)
-	ct, st := mcp.NewInMemoryTransports()
-	ctx := ctxFor(t)
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "test"}, nil)
-	cs, err := client.Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-
-	list, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range list.Tools {
-		names = append(names, tl.Name)
-		if tl.Annotations == nil || tl.Annotations.DestructiveHint == nil {
-			t.Errorf("%s has no annotations", tl.Name)
-			continue
-		}
-		for _, info := range f.e.Catalog() {
-			if info.Name == tl.Name && (info.ReadOnly != tl.Annotations.ReadOnlyHint || info.Destructive != *tl.Annotations.DestructiveHint) {
-				t.Errorf("%s annotations %+v disagree with the catalog", tl.Name, tl.Annotations)
-			}
-		}
-	}
-	sort.Strings(names)
-	if strings.Join(names, ",") != strings.Join(catalogNames, ",") {
-		t.Fatalf("MCP tools = %v", names)
-	}
-
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "update_plan", Arguments: map[string]any{"domains": []string{"shop.example"}, "approach": []string{"pay"}}})
-	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "- shop.example") {
-		t.Fatalf("update_plan over MCP: %+v %v", res, err)
-	}
-	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_page", Arguments: map[string]any{"tabId": 999}})
-	if err != nil || !res.IsError || res.Meta["code"] != "no_such_tab" {
-		t.Fatalf("error over MCP: %+v %v", res, err)
-	}
-	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_page", Arguments: map[string]any{}})
-	if err != nil || !res.IsError {
-		t.Fatalf("schema validation over MCP: %+v %v", res, err)
 	}
 }

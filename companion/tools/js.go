@@ -171,7 +171,7 @@ func runJavaScript(ctx context.Context, c *call, in *javascriptArgs) (*Result, e
 		return nil, wire.Errorf(wire.CodeNavigatedAway, "tab %d left the origin you last looked at; nothing was run. Take a screenshot or read_page, then run it again", in.TabID)
 	}
 	if res.ExceptionDetails != nil {
-		return nil, wire.Errorf(CodeScriptError, "the script threw: %s", truncate(res.ExceptionDetails.text(), 4000))
+		return nil, wire.Errorf(wire.CodeScriptError, "the script threw: %s", truncate(res.ExceptionDetails.text(), 4000))
 	}
 	out, err := c.jsValue(ctx, in.TabID, res.Result)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reinshq/reins/companion/tools"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -29,11 +28,11 @@ func TestJavaScriptTool(t *testing.T) {
 			t.Errorf("%s = %q, want %q", tc.code, got, tc.want)
 		}
 	}
-	msg := r.fails(s, "javascript_tool", map[string]any{"tabId": tab, "text": "nope.missing"}, tools.CodeScriptError)
+	msg := r.fails(s, "javascript_tool", map[string]any{"tabId": tab, "text": "nope.missing"}, wire.CodeScriptError)
 	if !strings.Contains(msg, "ReferenceError") || !strings.Contains(msg, "nope") {
 		t.Fatalf("exception text: %s", msg)
 	}
-	msg = r.fails(s, "javascript_tool", map[string]any{"tabId": tab, "text": "await Promise.reject(new Error('async boom'))"}, tools.CodeScriptError)
+	msg = r.fails(s, "javascript_tool", map[string]any{"tabId": tab, "text": "await Promise.reject(new Error('async boom'))"}, wire.CodeScriptError)
 	if !strings.Contains(msg, "async boom") {
 		t.Fatalf("rejection text: %s", msg)
 	}

@@ -72,7 +72,7 @@ func normalizeURL(raw string) (string, error) {
 	}
 	u := scheme + s
 	if _, err := url.Parse(u); err != nil {
-		return "", wire.Errorf(wire.CodeBadParams, "%q is not a URL: %v", raw, err)
+		return "", wire.Errorf(wire.CodeBadParams, "%q is not a URL: %w", raw, err)
 	}
 	return u, nil
 }
@@ -154,7 +154,7 @@ func (c *call) navigateTo(ctx context.Context, tabID int, u string) (*Result, er
 		return textResult(fmt.Sprintf("%s started a download in tab %d; the page did not change.", u, tabID)), nil
 	}
 	if nav.ErrorText != "" && nav.ErrorText != "net::ERR_ABORTED" {
-		return nil, wire.Errorf(CodeNavigationFailed, "loading %s failed: %s", u, nav.ErrorText)
+		return nil, wire.Errorf(wire.CodeNavigationFailed, "loading %s failed: %s", u, nav.ErrorText)
 	}
 	n := &navState{mainFrame: ts.frame(), loaderID: nav.LoaderID}
 	if nav.LoaderID == "" {

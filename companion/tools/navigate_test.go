@@ -88,7 +88,7 @@ func TestNavigate(t *testing.T) {
 		}
 		addr := l.Addr().String()
 		l.Close() // nothing listens there now
-		r.fails(s, "navigate", map[string]any{"tabId": tab, "url": "http://" + addr + "/"}, tools.CodeNavigationFailed)
+		r.fails(s, "navigate", map[string]any{"tabId": tab, "url": "http://" + addr + "/"}, wire.CodeNavigationFailed)
 	})
 
 	t.Run("restricted URLs", func(t *testing.T) {

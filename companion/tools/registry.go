@@ -2,26 +2,21 @@ package tools
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reinshq/reins/companion/wire"
 )
 
 // tool is one catalog entry. Its input schema is derived from the typed
-// argument struct, so the catalog, MCP's validation and Call's decoding
-// can never disagree.
+// argument struct, so the catalog an MCP client lists and the check Call
+// makes can never disagree.
 type tool struct {
-	info     Info
-	schema   *jsonschema.Schema
-	resolved *jsonschema.Resolved
-	invoke   func(ctx context.Context, c *call, args json.RawMessage) (*Result, error)
-	addMCP   func(srv *mcp.Server, h func(context.Context, *mcp.CallToolRequest) *mcp.CallToolResult)
+	info   Info
+	invoke func(ctx context.Context, c *call, args json.RawMessage) (*Result, error)
 }
 
 // define adds a tool whose arguments decode into In. fix may refine the
@@ -49,11 +44,15 @@ func define[In any](e *Engine, info Info, fix func(*jsonschema.Schema), run func
 		panic(fmt.Sprintf("tools: encoding schema for %s: %v", info.Name, err))
 	}
 	info.InputSchema = raw
-	t := &tool{info: info, schema: schema, resolved: resolved}
+	t := &tool{info: info}
+	// The one check of a call's arguments, whoever calls (MCP agents,
+	// paired backends, browser_batch steps): the schema, then one decode
+	// into In. A failure is bad_params, so it reaches the caller and the
+	// activity with its code.
 	t.invoke = func(ctx context.Context, c *call, args json.RawMessage) (*Result, error) {
 		var m map[string]any
 		if err := json.Unmarshal(args, &m); err != nil {
-			return nil, wire.Errorf(wire.CodeBadParams, "%s arguments must be a JSON object: %v", info.Name, err)
+			return nil, wire.Errorf(wire.CodeBadParams, "%s arguments must be a JSON object: %w", info.Name, err)
 		}
 		if m == nil {
 			m = map[string]any{}
@@ -63,25 +62,9 @@ func define[In any](e *Engine, info Info, fix func(*jsonschema.Schema), run func
 		}
 		in := new(In)
 		if err := json.Unmarshal(args, in); err != nil {
-			return nil, wire.Errorf(wire.CodeBadParams, "invalid %s arguments: %v", info.Name, err)
+			return nil, wire.Errorf(wire.CodeBadParams, "invalid %s arguments: %w", info.Name, err)
 		}
 		return run(ctx, c, in)
-	}
-	t.addMCP = func(srv *mcp.Server, h func(context.Context, *mcp.CallToolRequest) *mcp.CallToolResult) {
-		destructive := info.Destructive
-		openWorld := true
-		mcp.AddTool(srv, &mcp.Tool{
-			Name:        info.Name,
-			Description: info.Description,
-			InputSchema: schema,
-			Annotations: &mcp.ToolAnnotations{
-				ReadOnlyHint:    info.ReadOnly,
-				DestructiveHint: &destructive,
-				OpenWorldHint:   &openWorld,
-			},
-		}, func(ctx context.Context, req *mcp.CallToolRequest, _ In) (*mcp.CallToolResult, any, error) {
-			return h(ctx, req), nil, nil
-		})
 	}
 	if _, dup := e.tools[info.Name]; dup {
 		panic("tools: duplicate tool " + info.Name)
@@ -101,56 +84,6 @@ func nullableToPlain(s *jsonschema.Schema) {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// RegisterMCP adds the tools that only accepts (every tool if only is nil)
-// to an MCP server. sessionFor maps a request to the agent's session (the
-// MCP layer knows the token); its error becomes a failed tool result.
-func (e *Engine) RegisterMCP(srv *mcp.Server, sessionFor func(ctx context.Context, req *mcp.CallToolRequest) (*Session, error), only func(name string) bool) {
-	for _, info := range e.catalog {
-		if only != nil && !only(info.Name) {
-			continue
-		}
-		t := e.tools[info.Name]
-		name := info.Name
-		t.addMCP(srv, func(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
-			s, err := sessionFor(ctx, req)
-			if err != nil {
-				if wire.CodeOf(err) == wire.CodeInternal {
-					err = &wire.Error{Code: wire.CodeNoSuchSession, Message: err.Error()}
-				}
-				return ToMCP(errorResult(err))
-			}
-			var args json.RawMessage
-			if req != nil && req.Params != nil {
-				args = req.Params.Arguments
-			}
-			return ToMCP(e.Call(ctx, s, name, args))
-		})
-	}
-}
-
-// ToMCP converts a Result to the MCP SDK's shape. The code travels in _meta
-// as well as in the text.
-func ToMCP(r *Result) *mcp.CallToolResult {
-	out := &mcp.CallToolResult{IsError: r.IsError, Content: make([]mcp.Content, 0, len(r.Content))}
-	for _, c := range r.Content {
-		switch c.Type {
-		case "image":
-			data, err := base64.StdEncoding.DecodeString(c.Data)
-			if err != nil {
-				out.Content = append(out.Content, &mcp.TextContent{Text: "[internal] undecodable image"})
-				continue
-			}
-			out.Content = append(out.Content, &mcp.ImageContent{Data: data, MIMEType: c.MimeType})
-		default:
-			out.Content = append(out.Content, &mcp.TextContent{Text: c.Text})
-		}
-	}
-	if r.Code != "" {
-		out.Meta = mcp.Meta{"code": string(r.Code)}
-	}
-	return out
-}
 
 // enum sets the allowed values of a string property.
 func enum(s *jsonschema.Schema, prop string, values ...string) {

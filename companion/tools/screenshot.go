@@ -124,11 +124,11 @@ func (c *call) capture(ctx context.Context, tabID int, vp viewportInfo, region *
 		}
 		data, err := base64.StdEncoding.DecodeString(res.Data)
 		if err != nil {
-			return shot{}, wire.Errorf(wire.CodeInternal, "screenshot data is not base64: %v", err)
+			return shot{}, wire.Errorf(wire.CodeInternal, "screenshot data is not base64: %w", err)
 		}
 		cfg, err := jpeg.DecodeConfig(bytes.NewReader(data))
 		if err != nil {
-			return shot{}, wire.Errorf(wire.CodeInternal, "screenshot is not a JPEG: %v", err)
+			return shot{}, wire.Errorf(wire.CodeInternal, "screenshot is not a JPEG: %w", err)
 		}
 		s := shot{data: data, b64: res.Data, width: cfg.Width, height: cfg.Height}
 		if max(cfg.Width, cfg.Height) > maxEdge {
@@ -149,7 +149,7 @@ func (c *call) capture(ctx context.Context, tabID int, vp viewportInfo, region *
 func shrink(data []byte, edge, quality int) (shot, error) {
 	src, err := jpeg.Decode(bytes.NewReader(data))
 	if err != nil {
-		return shot{}, wire.Errorf(wire.CodeInternal, "decoding screenshot: %v", err)
+		return shot{}, wire.Errorf(wire.CodeInternal, "decoding screenshot: %w", err)
 	}
 	b := src.Bounds()
 	w, h := fitEdge(b.Dx(), b.Dy(), edge)

@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -123,16 +122,8 @@ func unquote(lit string) string {
 
 func readCDPFixture(t *testing.T) cdpFixture {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/cdp_methods.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var fx cdpFixture
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&fx); err != nil {
-		t.Fatal(err)
-	}
+	readFixture(t, "cdp_methods.json", &fx)
 	return fx
 }
 

@@ -1,12 +1,10 @@
 package wire
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"testing"
 )
 
@@ -30,16 +28,8 @@ type urlRules struct {
 
 func readURLRules(t *testing.T) urlRules {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/url_rules.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var r urlRules
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		t.Fatal(err)
-	}
+	readFixture(t, "url_rules.json", &r)
 	return r
 }
 

@@ -2,6 +2,9 @@
 
 export const PROTOCOL_VERSION = 3;
 
+// The codes the extension sends. Each is a row of the companion's one error
+// table (companion/wire/errors.go, copied to testdata/error_codes.json, which
+// frames.test.js reads).
 export const Codes = Object.freeze({
   unknownMethod: 'unknown_method',
   badParams: 'bad_params',

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { parseFrame, resultFrame, errorFrame, eventFrame, WireError, Codes } from '../lib/frames.js';
+import { CLOSE_UNAUTHORIZED } from '../lib/connection.js';
 
 test('frames are classified', () => {
   assert.deepEqual(parseFrame('{"id":3,"method":"tabs.list"}'), { kind: 'request', id: 3, method: 'tabs.list', params: undefined });
@@ -23,8 +25,19 @@ test('answers carry the id, the result, or the error with its code', () => {
   assert.deepEqual(eventFrame('tabs', []), { event: 'tabs', params: [] });
 });
 
-test('every error code the companion knows is spelled as in wire/errors.go', async () => {
-  const { readFile } = await import('node:fs/promises');
-  const goSrc = await readFile(new URL('../../companion/wire/errors.go', import.meta.url), 'utf8');
-  for (const code of Object.values(Codes)) assert.ok(goSrc.includes(`"${code}"`), `${code} missing in errors.go`);
+// The error table lives in companion/wire/errors.go; error_codes.json is its
+// copy, which a Go test keeps equal to the table.
+const errorTable = JSON.parse(
+  readFileSync(new URL('../../companion/wire/testdata/error_codes.json', import.meta.url), 'utf8'),
+).codes;
+
+test('every error code the extension sends is in the companion\'s error table', () => {
+  const known = new Set(errorTable.map((row) => row.code));
+  assert.ok(known.size >= 20, `only ${known.size} codes in the table`);
+  for (const code of Object.values(Codes)) assert.ok(known.has(code), `${code} is not in the error table`);
+});
+
+test('the extension closes a failed link handshake with the table\'s close code', () => {
+  const row = errorTable.find((r) => r.code === Codes.unauthorized);
+  assert.equal(row?.close, CLOSE_UNAUTHORIZED);
 });

@@ -78,7 +78,7 @@ func StartChromium(ctx context.Context, opts ...ChromiumOption) (*Chromium, erro
 	}
 	bin := ChromiumPath()
 	if st, err := os.Stat(bin); err != nil || st.IsDir() {
-		return nil, fmt.Errorf("no Chromium at %s (set REINS_CHROMIUM, or install the chromium package): %v", bin, err)
+		return nil, fmt.Errorf("no Chromium at %s (set REINS_CHROMIUM, or install the chromium package): %w", bin, err)
 	}
 	root, err := RepoRoot()
 	if err != nil {

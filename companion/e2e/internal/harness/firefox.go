@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/hub"
-	"github.com/reinshq/reins/companion/inspect"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -43,7 +43,7 @@ func WebExtPath() (string, error) {
 		p = filepath.Join(root, ".test-tmp", "npm", "node_modules", ".bin", "web-ext")
 	}
 	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("no web-ext at %s (run make deps-test, or set REINS_WEB_EXT): %v", p, err)
+		return "", fmt.Errorf("no web-ext at %s (run make deps-test, or set REINS_WEB_EXT): %w", p, err)
 	}
 	return p, nil
 }
@@ -79,7 +79,7 @@ func FirefoxExtension() (string, error) {
 		cmd := exec.Command("go", "run", "./packaging/cmd/extpack", "firefox-dir", "-o", ffExtPath, "-data-collection", "none")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			ffExtErr = fmt.Errorf("building the Firefox extension: %v\n%s", err, out)
+			ffExtErr = fmt.Errorf("building the Firefox extension: %w\n%s", err, out)
 		}
 	})
 	return ffExtPath, ffExtErr
@@ -240,7 +240,7 @@ func (l *lineClock) after(ctx context.Context, t time.Time) (time.Time, error) {
 func StartFirefox(ctx context.Context, dataDir string, prefs ...string) (*Firefox, error) {
 	bin := FirefoxPath()
 	if st, err := os.Stat(bin); err != nil || st.IsDir() {
-		return nil, fmt.Errorf("no Firefox at %s (set REINS_FIREFOX, or install the firefox-esr package): %v", bin, err)
+		return nil, fmt.Errorf("no Firefox at %s (set REINS_FIREFOX, or install the firefox-esr package): %w", bin, err)
 	}
 	webExt, err := WebExtPath()
 	if err != nil {
@@ -346,7 +346,7 @@ func (f *Firefox) Close() {
 
 // WaitBrowser waits on the change stream for a connected browser of the
 // given engine that is not one of skip (ids), and returns it.
-func WaitBrowser(ctx context.Context, w *inspect.Watch, engine wire.Engine, exited <-chan struct{}, skip ...string) (hub.BrowserInfo, error) {
+func WaitBrowser(ctx context.Context, w *admin.Watch, engine wire.Engine, exited <-chan struct{}, skip ...string) (hub.BrowserInfo, error) {
 	var found hub.BrowserInfo
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -357,7 +357,7 @@ func WaitBrowser(ctx context.Context, w *inspect.Watch, engine wire.Engine, exit
 		case <-ctx.Done():
 		}
 	}()
-	_, err := w.Until(ctx, func(snap inspect.Snapshot) bool {
+	_, err := w.Until(ctx, func(snap admin.Snapshot) bool {
 		for _, b := range snap.Browsers {
 			if b.Engine == engine && !contains(skip, b.ID) {
 				found = b

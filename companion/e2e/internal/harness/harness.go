@@ -1,5 +1,5 @@
 // Package harness starts and stops the real processes of the end-to-end
-// tests: `reins headless` with its inspection socket, a headless Chromium
+// tests: `reins headless --inspect`, a headless Chromium
 // loading the unpacked extension/, and local test pages. Every process it
 // starts is killed and every temporary directory removed by the Close
 // methods; the tests register those with t.Cleanup.
@@ -73,7 +73,7 @@ func Binary() (string, error) {
 		cmd := exec.Command("go", "build", "-o", buildPath, "./cmd/reins")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/reins: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go build ./cmd/reins: %w\n%s", err, out)
 		}
 	})
 	return buildPath, buildErr

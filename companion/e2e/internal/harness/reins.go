@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/reinshq/reins/companion/inspect"
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -22,8 +22,9 @@ import (
 type Reins struct {
 	Port    int
 	DataDir string
-	Socket  string
-	Client  *inspect.Client
+	// Client reaches the companion's inspection routes over its admin
+	// socket in DataDir.
+	Client *admin.Inspector
 
 	cmd     *exec.Cmd
 	args    []string
@@ -37,8 +38,8 @@ type Reins struct {
 const StartTimeout = 20 * time.Second
 
 // StartReins starts `reins headless` on a free port with a fresh data dir, a
-// file keyring and the inspection socket, and returns once GET / answers the
-// health text and the socket answers.
+// file keyring and the inspection routes on its admin socket, and returns
+// once GET / answers the health text and the inspection routes answer.
 func StartReins(ctx context.Context, extraArgs ...string) (*Reins, error) {
 	bin, err := Binary()
 	if err != nil {
@@ -74,27 +75,35 @@ func startReins(ctx context.Context, bin string, extraArgs []string) (*Reins, er
 	r := &Reins{
 		Port:    port,
 		DataDir: filepath.Join(dir, "data"),
-		Socket:  filepath.Join(dir, "inspect.sock"),
 		out:     &syncBuffer{},
 		exited:  make(chan struct{}),
 		dir:     dir,
+	}
+	// A later --data-dir wins, and the inspection routes are on its admin
+	// socket.
+	for i, a := range extraArgs {
+		if a == "--data-dir" && i+1 < len(extraArgs) {
+			r.DataDir = extraArgs[i+1]
+		} else if v, ok := strings.CutPrefix(a, "--data-dir="); ok {
+			r.DataDir = v
+		}
 	}
 	r.args = append([]string{bin, "headless",
 		"--port", strconv.Itoa(port),
 		"--data-dir", r.DataDir,
 		"--keyring", "file",
-		"--inspect-socket", r.Socket,
+		"--inspect",
 		"--log-level", "debug",
 	}, extraArgs...)
 	if err := r.launch(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	r.Client = inspect.NewClient(r.Socket)
+	r.Client = admin.NewClient(r.DataDir).Inspect()
 	if err := r.waitReady(ctx); err != nil {
 		r.Close()
 		if strings.Contains(r.out.String(), "port in use") {
-			return nil, fmt.Errorf("%w: %v", errPortTaken, err)
+			return nil, fmt.Errorf("%w: %w", errPortTaken, err)
 		}
 		return nil, fmt.Errorf("%w\nreins output:\n%s", err, Tail(r.out.String(), 30))
 	}
@@ -119,7 +128,7 @@ func (r *Reins) launch() error {
 
 // Restart stops reins with SIGTERM, as an update or a relaunch after a
 // crash would, and starts it again with the same port, data dir and
-// inspection socket; it returns once the new process answers. Output then
+// inspection routes; it returns once the new process answers. Output then
 // holds the new process's lines only, and change streams must be opened
 // anew.
 func (r *Reins) Restart(ctx context.Context) error {
@@ -139,7 +148,7 @@ func (r *Reins) Restart(ctx context.Context) error {
 }
 
 // waitReady polls with backoff until GET / answers the health text and the
-// inspection socket answers, the process exits, or the deadline passes.
+// inspection routes answer, the process exits, or the deadline passes.
 func (r *Reins) waitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
@@ -154,7 +163,7 @@ func (r *Reins) waitReady(ctx context.Context) error {
 		case <-r.exited:
 			return fmt.Errorf("reins exited before it was ready: %v", r.waitErr)
 		case <-ctx.Done():
-			return fmt.Errorf("reins not ready after %s: %v", StartTimeout, last)
+			return fmt.Errorf("reins not ready after %s: %w", StartTimeout, last)
 		case <-time.After(next()):
 		}
 	}
@@ -246,7 +255,7 @@ func (r *Reins) Stop(timeout time.Duration) error {
 		return fmt.Errorf("reins did not exit within %s of SIGTERM", timeout)
 	}
 	if r.waitErr != nil {
-		return fmt.Errorf("reins exited uncleanly after SIGTERM: %v", r.waitErr)
+		return fmt.Errorf("reins exited uncleanly after SIGTERM: %w", r.waitErr)
 	}
 	return nil
 }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/hub"
-	"github.com/reinshq/reins/companion/inspect"
 )
 
 // Companion is what every stack has besides its browser: the test pages,
@@ -15,7 +15,7 @@ type Companion struct {
 	Pages *Pages
 	Reins *Reins
 	// Watch follows the companion's /changes for the stack's lifetime.
-	Watch *inspect.Watch
+	Watch *admin.Watch
 	// Browser is the extension's browser as it first connected.
 	Browser hub.BrowserInfo
 }
@@ -92,7 +92,7 @@ func StartStack(ctx context.Context, opts ...ChromiumOption) (s *Stack, err erro
 	if s.Chrome, err = StartChromium(ctx, append([]ChromiumOption{WithNativeHost(s.Reins.DataDir)}, opts...)...); err != nil {
 		return s, err
 	}
-	snap, err := s.Watch.Until(ctx, func(snap inspect.Snapshot) bool { return len(snap.Browsers) > 0 })
+	snap, err := s.Watch.Until(ctx, func(snap admin.Snapshot) bool { return len(snap.Browsers) > 0 })
 	if err != nil {
 		return s, fmt.Errorf("the extension never said hello to reins: %w", err)
 	}
@@ -125,7 +125,7 @@ func (s *Stack) Diagnostics() string {
 // WaitTab waits on the change stream for a tab that match accepts.
 func (s *Stack) WaitTab(ctx context.Context, match func(hub.Tab) bool) (hub.Tab, error) {
 	var found hub.Tab
-	_, err := s.Watch.Until(ctx, func(snap inspect.Snapshot) bool {
+	_, err := s.Watch.Until(ctx, func(snap admin.Snapshot) bool {
 		for _, t := range snap.Tabs {
 			if match(t) {
 				found = t

@@ -1,4 +1,4 @@
-package inspect
+package admin
 
 import (
 	"encoding/json"
@@ -11,14 +11,15 @@ import (
 	"github.com/reinshq/reins/companion/wire"
 )
 
-// Snapshot is one line of GET /changes.
+// Snapshot is one line of GET /v1/inspect/changes.
 type Snapshot struct {
 	Browsers []hub.BrowserInfo `json:"browsers"`
 	Tabs     []hub.Tab         `json:"tabs"`
 }
 
-// Event is one line of GET /events. The first line of every stream has kind
-// "subscribed": once a client has read it, no event of the tab can be missed.
+// Event is one line of GET /v1/inspect/events. The first line of every
+// stream has kind "subscribed": once a client has read it, no event of the
+// tab can be missed.
 type Event struct {
 	Kind      string          `json:"kind"`
 	Method    string          `json:"method,omitempty"`
@@ -37,7 +38,7 @@ const (
 	KindUpdated    = "updated"
 	KindGone       = "gone"
 	// KindOverflow is the last line sent to a client that fell too far
-	// behind (see WithStreamQueue); the stream ends after it.
+	// behind (see Inspect.StreamQueue); the stream ends after it.
 	KindOverflow = "overflow"
 )
 
@@ -80,12 +81,12 @@ func ndjson(w http.ResponseWriter) func(v any) error {
 	}
 }
 
-func (s *server) changes(w http.ResponseWriter, r *http.Request) {
-	if s.opts.changes == nil {
-		writeJSON(w, http.StatusNotImplemented, errorBody{Error: "this inspection socket has no change source", Code: wire.CodeInternal})
+func (h *Handler) inspectChanges(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Inspect.Changes == nil {
+		writeError(w, wire.Errorf(wire.CodeNotImplemented, "this companion's inspection routes have no change source"))
 		return
 	}
-	signals, cancel := s.opts.changes()
+	signals, cancel := h.opts.Inspect.Changes()
 	defer cancel()
 	write := ndjson(w)
 	// One line per change signal, even when browsers and tabs look the
@@ -93,7 +94,7 @@ func (s *server) changes(w http.ResponseWriter, r *http.Request) {
 	// (pairing offers, pause), and a test waiting on that state re-reads
 	// it through another API when a line arrives.
 	emit := func() error {
-		return write(Snapshot{Browsers: s.hub.Browsers(), Tabs: nonNil(s.hub.Tabs())})
+		return write(Snapshot{Browsers: h.hub().Browsers(), Tabs: nonNil(h.hub().Tabs())})
 	}
 	// The source's own first signal yields the first line; a source that
 	// sends none still gets one line at once.
@@ -118,28 +119,32 @@ func (s *server) changes(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-r.Context().Done():
 			return
-		case <-s.opts.stopping:
+		case <-h.stopping:
 			return
 		}
 	}
 }
 
-func (s *server) events(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) inspectEvents(w http.ResponseWriter, r *http.Request) {
 	tab, err := strconv.Atoi(r.URL.Query().Get("tab"))
 	if err != nil {
 		writeError(w, wire.Errorf(wire.CodeBadParams, "tab must be a public tab id"))
 		return
 	}
-	if _, _, err := s.hub.Tab(tab); errors.Is(err, wire.ErrNoSuchTab) {
+	if _, _, err := h.hub().Tab(tab); errors.Is(err, wire.ErrNoSuchTab) {
 		writeError(w, err)
 		return
 	}
+	n := h.opts.Inspect.StreamQueue
+	if n <= 0 {
+		n = DefaultStreamQueue
+	}
 	// The hub calls back on a browser's reader goroutine, which must never
 	// block: events queue here, and a client that falls behind is cut off.
-	queue := make(chan hub.TabEvent, s.opts.queue)
+	queue := make(chan hub.TabEvent, n)
 	overflow := make(chan struct{})
 	var once sync.Once
-	cancel := s.hub.SubscribeTab(tab, func(ev hub.TabEvent) {
+	cancel := h.hub().SubscribeTab(tab, func(ev hub.TabEvent) {
 		select {
 		case queue <- ev:
 		default:
@@ -171,11 +176,11 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 				break
 			}
 			write(Event{Kind: KindOverflow, Reason: "client fell behind; events were dropped"})
-			s.opts.log.Warn("inspection event stream cut off: client too slow", "tab", tab)
+			h.log.Warn("inspection event stream cut off: client too slow", "tab", tab)
 			return
 		case <-r.Context().Done():
 			return
-		case <-s.opts.stopping:
+		case <-h.stopping:
 			return
 		}
 	}

@@ -1,4 +1,4 @@
-package inspect_test
+package admin
 
 import (
 	"context"
@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -19,15 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/hub/hubtest"
-	"github.com/reinshq/reins/companion/inspect"
 	"github.com/reinshq/reins/companion/wire"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // broadcaster is a minimal change source with Companion.Changes' contract:
 // a coalesced signal per change, one at subscription, closed on shutdown.
@@ -84,78 +77,57 @@ func (b *broadcaster) close() {
 	}
 }
 
-type env struct {
+type inspectEnv struct {
 	hub     *hub.Hub
 	changes *broadcaster
 	wsURL   string
-	client  *inspect.Client
-	cancel  func()       // ends Serve's context
-	wait    func() error // waits for Serve to return
+	client  *Inspector
+	srv     *Server
+	close   func() error // the companion's order: the hub closes, then the channel
 }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// newEnv runs a hub behind a real WebSocket server and the inspection API on
-// a real Unix socket, as reins headless does.
-func newEnv(t *testing.T, opts ...inspect.Option) *env {
+// newInspectEnv runs a hub behind a real WebSocket server and the admin
+// channel with its inspection routes on a real socket, as reins headless
+// --inspect does.
+func newInspectEnv(t *testing.T, queue int) *inspectEnv {
 	t.Helper()
 	b := &broadcaster{}
 	h := hub.New(hub.Options{Logger: quiet, OnChange: b.notify})
-	srv := httptest.NewServer(h)
-	// Unix socket paths are capped near 108 bytes; t.TempDir can exceed it.
-	dir, err := os.MkdirTemp("", "inspect")
+	ws := httptest.NewServer(h)
+	dir := shortDir(t)
+	ln, err := Listen(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sock := filepath.Join(dir, "s")
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	opts = append([]inspect.Option{inspect.WithChanges(b.subscribe)}, opts...)
-	go func() { served <- inspect.Serve(ctx, sock, h, quiet, opts...) }()
-	e := &env{hub: h, changes: b, wsURL: "ws" + strings.TrimPrefix(srv.URL, "http") + "/", client: inspect.NewClient(sock), cancel: cancel}
+	srv := Serve(ln, NewHandler(Options{Inspect: &Inspect{Hub: h, Changes: b.subscribe, StreamQueue: queue}, Logger: quiet}), quiet)
+	e := &inspectEnv{hub: h, changes: b, wsURL: "ws" + strings.TrimPrefix(ws.URL, "http") + "/", client: NewClient(dir).Inspect(), srv: srv}
 	var once sync.Once
-	var serveErr error
-	e.wait = func() error {
-		once.Do(func() { serveErr = <-served })
-		return serveErr
+	var closeErr error
+	e.close = func() error {
+		once.Do(func() {
+			h.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			closeErr = srv.Close(ctx)
+		})
+		return closeErr
 	}
 	t.Cleanup(func() {
 		e.client.Close()
 		b.close()
-		h.Close()
-		cancel()
-		if err := e.wait(); err != nil {
-			t.Errorf("Serve: %v", err)
+		if err := e.close(); err != nil {
+			t.Errorf("closing the channel: %v", err)
 		}
-		srv.Close()
-		os.RemoveAll(dir)
+		ws.Close()
 	})
-	// Serve listens asynchronously; the first call waits for the socket.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := e.client.Browsers(context.Background()); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("inspection socket never answered: %v", err)
-		}
-		select {
-		case err := <-served:
-			t.Fatalf("Serve ended early: %v", err)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
 	return e
 }
 
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func (e *env) dial(t *testing.T, instance string) *hubtest.Ext {
+func (e *inspectEnv) dial(t *testing.T, instance string) *hubtest.Ext {
 	t.Helper()
-	x, err := hubtest.Dial(ctxT(t), e.wsURL, wire.Hello{
+	x, err := hubtest.Dial(ctx(t), e.wsURL, wire.Hello{
 		Version: 3, ExtensionVersion: "9.9.9", Browser: "Chromium", BrowserEngine: wire.EngineChromium,
 		InstanceID: instance, BrowserSessionID: "s-" + instance,
 	}, hubtest.Options{})
@@ -168,13 +140,13 @@ func (e *env) dial(t *testing.T, instance string) *hubtest.Ext {
 
 // sharedTab makes the fake extension report tabs and waits, on the change
 // stream, until the given native tab has a public id.
-func (e *env) tabs(t *testing.T, w *inspect.Watch, x *hubtest.Ext, tabs []wire.TabInfo, native int) hub.Tab {
+func (e *inspectEnv) tabs(t *testing.T, w *Watch, x *hubtest.Ext, tabs []wire.TabInfo, native int) hub.Tab {
 	t.Helper()
 	if err := x.SendTabs(tabs); err != nil {
 		t.Fatal(err)
 	}
 	var found hub.Tab
-	_, err := w.Until(ctxT(t), func(s inspect.Snapshot) bool {
+	_, err := w.Until(ctx(t), func(s Snapshot) bool {
 		for _, tab := range s.Tabs {
 			if tab.Native == native {
 				found = tab
@@ -189,9 +161,9 @@ func (e *env) tabs(t *testing.T, w *inspect.Watch, x *hubtest.Ext, tabs []wire.T
 	return found
 }
 
-func (e *env) watch(t *testing.T) *inspect.Watch {
+func (e *inspectEnv) watch(t *testing.T) *Watch {
 	t.Helper()
-	w, err := e.client.Watch(ctxT(t))
+	w, err := e.client.Watch(ctx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,11 +171,12 @@ func (e *env) watch(t *testing.T) *inspect.Watch {
 	return w
 }
 
-func TestRouteTable(t *testing.T) {
-	// Every documented route is served by the API (its answers are JSON even
-	// when the call fails), and nothing else is: the table is the whole API.
-	e := newEnv(t)
-	srv := httptest.NewServer(inspect.Handler(e.hub, inspect.WithChanges(e.changes.subscribe)))
+func TestInspectRouteTable(t *testing.T) {
+	// Every documented route is served by the channel (its answers are JSON
+	// even when the call fails), and nothing else is: the table is the
+	// whole API.
+	e := newInspectEnv(t, 0)
+	srv := httptest.NewServer(NewHandler(Options{Inspect: &Inspect{Hub: e.hub, Changes: e.changes.subscribe}}))
 	defer srv.Close()
 	do := func(method, path string) *http.Response {
 		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader("{}"))
@@ -215,25 +188,25 @@ func TestRouteTable(t *testing.T) {
 		return resp
 	}
 	for _, r := range []struct{ method, path string }{
-		{"GET", "/browsers"}, {"GET", "/tabs"}, {"POST", "/request"}, {"POST", "/cdp"},
-		{"POST", "/tabs/create"}, {"POST", "/tabs/close"}, {"GET", "/events?tab=x"},
+		{"GET", "/v1/inspect/browsers"}, {"GET", "/v1/inspect/tabs"}, {"POST", "/v1/inspect/request"}, {"POST", "/v1/inspect/cdp"},
+		{"POST", "/v1/inspect/tabs/create"}, {"POST", "/v1/inspect/tabs/close"}, {"GET", "/v1/inspect/events?tab=x"},
 	} {
 		if ct := do(r.method, r.path).Header.Get("Content-Type"); ct != "application/json" {
 			t.Errorf("%s %s: Content-Type %q; not served by the API", r.method, r.path, ct)
 		}
 	}
-	for _, r := range []struct{ method, path string }{{"GET", "/nope"}, {"POST", "/browsers"}, {"GET", "/cdp"}, {"DELETE", "/tabs"}} {
+	for _, r := range []struct{ method, path string }{{"GET", "/v1/inspect/nope"}, {"POST", "/v1/inspect/browsers"}, {"GET", "/v1/inspect/cdp"}, {"DELETE", "/v1/inspect/tabs"}} {
 		if resp := do(r.method, r.path); resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusMethodNotAllowed {
 			t.Errorf("%s %s: %d, want 404 or 405", r.method, r.path, resp.StatusCode)
 		}
 	}
 }
 
-func TestOriginRefused(t *testing.T) {
-	e := newEnv(t)
-	srv := httptest.NewServer(inspect.Handler(e.hub))
+func TestInspectOriginRefused(t *testing.T) {
+	e := newInspectEnv(t, 0)
+	srv := httptest.NewServer(NewHandler(Options{Inspect: &Inspect{Hub: e.hub}}))
 	defer srv.Close()
-	req, _ := http.NewRequest("GET", srv.URL+"/browsers", nil)
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/inspect/browsers", nil)
 	req.Header.Set("Origin", "https://evil.example")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -247,13 +220,13 @@ func TestOriginRefused(t *testing.T) {
 }
 
 func TestBrowsersTabsAndChanges(t *testing.T) {
-	e := newEnv(t)
+	e := newInspectEnv(t, 0)
 	w := e.watch(t)
 	if len(w.Last().Browsers) != 0 || w.Last().Tabs == nil {
 		t.Fatalf("first snapshot %+v, want no browsers and an empty tab list", w.Last())
 	}
 	x := e.dial(t, "i1")
-	snap, err := w.Until(ctxT(t), func(s inspect.Snapshot) bool { return len(s.Browsers) == 1 })
+	snap, err := w.Until(ctx(t), func(s Snapshot) bool { return len(s.Browsers) == 1 })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,14 +237,14 @@ func TestBrowsersTabsAndChanges(t *testing.T) {
 		{ID: 40, URL: "https://a.test/", Title: "A", Shared: true},
 		{ID: 41, URL: "https://b.test/", Title: "B"},
 	}, 41)
-	tabs, err := e.client.Tabs(ctxT(t))
+	tabs, err := e.client.Tabs(ctx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(tabs) != 2 || tabs[1].ID != tab.ID || tabs[0].Native != 40 || !tabs[0].Shared || tabs[0].BrowserID != snap.Browsers[0].ID {
 		t.Fatalf("tabs %+v", tabs)
 	}
-	bs, err := e.client.Browsers(ctxT(t))
+	bs, err := e.client.Browsers(ctx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,18 +252,18 @@ func TestBrowsersTabsAndChanges(t *testing.T) {
 		t.Fatalf("browsers %+v", bs)
 	}
 	x.Kill()
-	if _, err := w.Until(ctxT(t), func(s inspect.Snapshot) bool { return len(s.Browsers) == 0 && len(s.Tabs) == 0 }); err != nil {
+	if _, err := w.Until(ctx(t), func(s Snapshot) bool { return len(s.Browsers) == 0 && len(s.Tabs) == 0 }); err != nil {
 		t.Fatalf("browser never left: %v", err)
 	}
 	// A change the snapshot does not show (a pairing offer, pause) still
 	// yields a line, so a test can wait for it and re-read its own API.
 	e.changes.notify()
-	if err := w.Next(ctxT(t)); err != nil {
+	if err := w.Next(ctx(t)); err != nil {
 		t.Fatalf("no line for a change signal: %v", err)
 	}
 	// The stream ends when its source shuts down.
 	e.changes.close()
-	if _, err := w.Until(ctxT(t), func(inspect.Snapshot) bool { return false }); err == nil || !strings.Contains(err.Error(), "ended") {
+	if _, err := w.Until(ctx(t), func(Snapshot) bool { return false }); err == nil || !strings.Contains(err.Error(), "ended") {
 		t.Fatalf("after shutdown: %v", err)
 	}
 }
@@ -298,16 +271,17 @@ func TestBrowsersTabsAndChanges(t *testing.T) {
 func TestChangesWithoutSource(t *testing.T) {
 	h := hub.New(hub.Options{Logger: quiet})
 	defer h.Close()
-	srv := httptest.NewServer(inspect.Handler(h))
-	defer srv.Close()
-	c := inspect.NewClientHTTP(srv.URL, srv.Client())
-	if _, err := c.Changes(context.Background()); err == nil || !strings.Contains(err.Error(), "no change source") {
+	dir := shortDir(t)
+	serve(t, dir, Options{Inspect: &Inspect{Hub: h}})
+	c := NewClient(dir).Inspect()
+	defer c.Close()
+	if _, err := c.Changes(context.Background()); !errors.Is(err, ErrNotImplemented) || !strings.Contains(err.Error(), "no change source") {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestRequestAndCDP(t *testing.T) {
-	e := newEnv(t)
+	e := newInspectEnv(t, 0)
 	w := e.watch(t)
 	x := e.dial(t, "i1")
 	var seen atomic.Value
@@ -339,7 +313,7 @@ func TestRequestAndCDP(t *testing.T) {
 		}
 	}
 	browser := w.Last().Browsers[0].ID
-	ctx := ctxT(t)
+	ctx := ctx(t)
 	var sharedID int
 	for _, tab := range w.Last().Tabs {
 		if tab.Native == 7 {
@@ -389,9 +363,9 @@ func TestRequestAndCDP(t *testing.T) {
 	}
 
 	// A malformed body is bad_params, with the code in the body.
-	srv := httptest.NewServer(inspect.Handler(e.hub))
+	srv := httptest.NewServer(NewHandler(Options{Inspect: &Inspect{Hub: e.hub}}))
 	defer srv.Close()
-	resp, err := http.Post(srv.URL+"/cdp", "application/json", strings.NewReader("{"))
+	resp, err := http.Post(srv.URL+"/v1/inspect/cdp", "application/json", strings.NewReader("{"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +377,7 @@ func TestRequestAndCDP(t *testing.T) {
 }
 
 func TestCreateAndCloseTabs(t *testing.T) {
-	e := newEnv(t)
+	e := newInspectEnv(t, 0)
 	w := e.watch(t)
 	x := e.dial(t, "i1")
 	var mu sync.Mutex
@@ -431,33 +405,33 @@ func TestCreateAndCloseTabs(t *testing.T) {
 		go x.SendTabs(left)
 		return nil, nil
 	})
-	if _, err := w.Until(ctxT(t), func(s inspect.Snapshot) bool { return len(s.Browsers) == 1 }); err != nil {
+	if _, err := w.Until(ctx(t), func(s Snapshot) bool { return len(s.Browsers) == 1 }); err != nil {
 		t.Fatal(err)
 	}
 	browser := w.Last().Browsers[0].ID
-	tab, err := e.client.CreateTab(ctxT(t), browser, "https://new.test/", false)
+	tab, err := e.client.CreateTab(ctx(t), browser, "https://new.test/", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tab.ID == 0 || tab.Native != 100 || !tab.Shared || tab.BrowserID != browser || tab.URL != "https://new.test/" {
 		t.Fatalf("created %+v", tab)
 	}
-	if _, err := w.Until(ctxT(t), func(s inspect.Snapshot) bool { return len(s.Tabs) == 1 && s.Tabs[0].ID == tab.ID }); err != nil {
+	if _, err := w.Until(ctx(t), func(s Snapshot) bool { return len(s.Tabs) == 1 && s.Tabs[0].ID == tab.ID }); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.client.CloseTab(ctxT(t), tab.ID); err != nil {
+	if err := e.client.CloseTab(ctx(t), tab.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Until(ctxT(t), func(s inspect.Snapshot) bool { return len(s.Tabs) == 0 }); err != nil {
+	if _, err := w.Until(ctx(t), func(s Snapshot) bool { return len(s.Tabs) == 0 }); err != nil {
 		t.Fatalf("closed tab stayed: %v", err)
 	}
-	if err := e.client.CloseTab(ctxT(t), tab.ID); !errors.Is(err, wire.ErrNoSuchTab) {
+	if err := e.client.CloseTab(ctx(t), tab.ID); !errors.Is(err, wire.ErrNoSuchTab) {
 		t.Fatalf("closing twice: %v", err)
 	}
 }
 
 func TestEvents(t *testing.T) {
-	e := newEnv(t)
+	e := newInspectEnv(t, 0)
 	w := e.watch(t)
 	x := e.dial(t, "i1")
 	base := []wire.TabInfo{{ID: 5, URL: "https://a.test/", Title: "A", Shared: true}, {ID: 6, URL: "https://b.test/", Shared: true}}
@@ -468,10 +442,10 @@ func TestEvents(t *testing.T) {
 			tab5 = tb.ID
 		}
 	}
-	if _, err := e.client.Events(ctxT(t), 424242); !errors.Is(err, wire.ErrNoSuchTab) {
+	if _, err := e.client.Events(ctx(t), 424242); !errors.Is(err, wire.ErrNoSuchTab) {
 		t.Fatalf("events of a missing tab: %v", err)
 	}
-	s, err := e.client.Events(ctxT(t), tab5)
+	s, err := e.client.Events(ctx(t), tab5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,11 +456,11 @@ func TestEvents(t *testing.T) {
 	x.Send(wire.EventDetached, wire.Detached{TabID: 5, Reason: "canceled_by_user"})
 	x.SendTabs([]wire.TabInfo{{ID: 5, URL: "https://a.test/", Title: "A2", Shared: true}, base[1]})
 	x.SendTabs([]wire.TabInfo{base[1]})
-	want := []inspect.Event{
-		{Kind: inspect.KindCDPEvent, Method: "Page.loadEventFired", Params: json.RawMessage(`{"timestamp":1}`), SessionID: "S"},
-		{Kind: inspect.KindDetached, Reason: "canceled_by_user"},
-		{Kind: inspect.KindUpdated},
-		{Kind: inspect.KindClosed},
+	want := []Event{
+		{Kind: KindCDPEvent, Method: "Page.loadEventFired", Params: json.RawMessage(`{"timestamp":1}`), SessionID: "S"},
+		{Kind: KindDetached, Reason: "canceled_by_user"},
+		{Kind: KindUpdated},
+		{Kind: KindClosed},
 	}
 	for i, wnt := range want {
 		select {
@@ -494,7 +468,7 @@ func TestEvents(t *testing.T) {
 			if !ok {
 				t.Fatalf("stream ended: %v", s.Err())
 			}
-			if wnt.Kind == inspect.KindUpdated {
+			if wnt.Kind == KindUpdated {
 				if got.Kind != wnt.Kind || got.Tab == nil || got.Tab.Title != "A2" || got.Tab.ID != tab5 {
 					t.Fatalf("event %d = %+v", i, got)
 				}
@@ -508,7 +482,7 @@ func TestEvents(t *testing.T) {
 		}
 	}
 	// A disconnect reaches subscribers of the browser's tabs.
-	s6, err := e.client.Events(ctxT(t), tab.ID)
+	s6, err := e.client.Events(ctx(t), tab.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -516,7 +490,7 @@ func TestEvents(t *testing.T) {
 	x.Kill()
 	select {
 	case got := <-s6.C:
-		if got.Kind != inspect.KindGone {
+		if got.Kind != KindGone {
 			t.Fatalf("after kill: %+v", got)
 		}
 	case <-time.After(5 * time.Second):
@@ -527,7 +501,7 @@ func TestEvents(t *testing.T) {
 func TestEventsSlowClientCutOff(t *testing.T) {
 	// A small backlog keeps the test quick: the socket buffers between the
 	// server and an unread client still hold a few hundred events.
-	e := newEnv(t, inspect.WithStreamQueue(8))
+	e := newInspectEnv(t, 8)
 	w := e.watch(t)
 	x := e.dial(t, "i1")
 	tab := e.tabs(t, w, x, []wire.TabInfo{{ID: 5, URL: "https://a.test/", Shared: true}}, 5)
@@ -560,20 +534,20 @@ func TestEventsSlowClientCutOff(t *testing.T) {
 	}
 	// The hub was never stalled by the slow client (we got here), and the
 	// stream ends with an overflow line.
-	var last inspect.Event
+	var last Event
 	lines := 0
 	for ev := range s.C {
 		last = ev
 		lines++
 	}
 	t.Logf("the client read %d of %d events before the cut-off", lines-1, n)
-	if last.Kind != inspect.KindOverflow || lines >= n {
+	if last.Kind != KindOverflow || lines >= n {
 		t.Fatalf("read %d lines, last %+v; want a cut-off stream ending in overflow", lines, last)
 	}
 }
 
 func TestShutdownAnswersPendingRequests(t *testing.T) {
-	e := newEnv(t)
+	e := newInspectEnv(t, 0)
 	w := e.watch(t)
 	x := e.dial(t, "i1")
 	started := make(chan struct{}, 1)
@@ -583,7 +557,7 @@ func TestShutdownAnswersPendingRequests(t *testing.T) {
 		return nil, errors.New("closed")
 	})
 	tab := e.tabs(t, w, x, []wire.TabInfo{{ID: 5, URL: "https://a.test/", Shared: true}}, 5)
-	ev, err := e.client.Events(ctxT(t), tab.ID)
+	ev, err := e.client.Events(ctx(t), tab.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -594,10 +568,10 @@ func TestShutdownAnswersPendingRequests(t *testing.T) {
 		errc <- err
 	}()
 	<-started
-	// reins headless' order: the socket's context ends, then the companion
-	// closes the hub. The request in flight must still get its answer.
-	e.cancel()
-	e.hub.Close()
+	// The companion's order: the hub closes, then the channel. The request
+	// in flight must still get its answer.
+	closed := make(chan error, 1)
+	go func() { closed <- e.close() }()
 	select {
 	case err := <-errc:
 		if !errors.Is(err, wire.ErrNoSuchBrowser) || !strings.Contains(err.Error(), "shutting down") {
@@ -609,7 +583,7 @@ func TestShutdownAnswersPendingRequests(t *testing.T) {
 	// Streams end so the shutdown does not wait on them.
 	for range ev.C {
 	}
-	if err := e.wait(); err != nil {
+	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
 }
