@@ -139,7 +139,11 @@ func (l *pipeListener) Close() error {
 
 func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
 
-func newWSPair(t *testing.T, max int) (Transport, peer) {
+func newWSPair(t *testing.T, max int) (Transport, peer) { return newWSPairWith(t, max, nil) }
+
+// newWSPairWith is newWSPair whose transport sends the close frames status
+// names.
+func newWSPairWith(t *testing.T, max int, status func(error) (websocket.StatusCode, string)) (Transport, *wsPeer) {
 	accepted := make(chan *websocket.Conn, 1)
 	release := make(chan struct{})
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -183,7 +187,7 @@ func newWSPair(t *testing.T, max int) (Transport, peer) {
 	}
 	p := &wsPeer{conn: <-accepted}
 	t.Cleanup(p.close)
-	return NewWebSocket(c), p
+	return NewWebSocket(c, status), p
 }
 
 func (p *wsPeer) next() (io.Reader, error) {
