@@ -1,16 +1,21 @@
 package companion
 
 import (
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/reinshq/reins/companion/edge"
+	"github.com/reinshq/reins/companion/nativemsg"
 )
 
 func newTestCompanion(t *testing.T) *Companion {
@@ -171,5 +176,34 @@ func TestREADMERoutesExist(t *testing.T) {
 		if !documented[p] {
 			t.Errorf("the route %q is not in README.md", p)
 		}
+	}
+}
+
+// A running companion records its port where the native messaging host
+// reads it (nativemsg.ReadPort), and removes it when it stops.
+func TestPortFileForTheNativeHost(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	c, err := New(Config{Port: port, DataDir: dir, NoAdmin: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if got := nativemsg.ReadPort(dir); got != port {
+		c.Shutdown(t.Context())
+		t.Fatalf("the native host reads port %d, want %d", got, port)
+	}
+	if err := c.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, nativemsg.PortFileName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the port file outlived the companion: %v", err)
 	}
 }
