@@ -106,17 +106,7 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 		if c.out == "" {
 			return errors.New("-o FILE is required")
 		}
-		m, v, err := load(c)
-		if err != nil {
-			return err
-		}
-		var variant *object
-		if cmd == "chrome" {
-			variant = chromeManifest(m)
-		} else if variant, err = firefoxManifest(m, firefoxOptions{DataCollection: splitList(c.dataCollection)}); err != nil {
-			return err
-		}
-		b, err := variant.indent()
+		b, v, err := variantManifest(c, cmd == "firefox")
 		if err != nil {
 			return err
 		}
@@ -143,15 +133,7 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 		if c.out == "" {
 			return errors.New("-o DIR is required")
 		}
-		m, v, err := load(c)
-		if err != nil {
-			return err
-		}
-		ff, err := firefoxManifest(m, firefoxOptions{DataCollection: splitList(c.dataCollection)})
-		if err != nil {
-			return err
-		}
-		b, err := ff.indent()
+		b, v, err := variantManifest(c, true)
 		if err != nil {
 			return err
 		}
@@ -182,15 +164,7 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 		fmt.Fprintf(stdout, "copied %d files to %s\n", len(files), c.out)
 		return nil
 	case "firefox-manifest":
-		m, _, err := load(c)
-		if err != nil {
-			return err
-		}
-		ff, err := firefoxManifest(m, firefoxOptions{DataCollection: splitList(c.dataCollection)})
-		if err != nil {
-			return err
-		}
-		b, err := ff.indent()
+		b, _, err := variantManifest(c, true)
 		if err != nil {
 			return err
 		}
@@ -221,11 +195,7 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 		if err != nil {
 			return err
 		}
-		m, _, err := load(c)
-		if err != nil {
-			return err
-		}
-		b, err := chromeManifest(m).indent()
+		b, _, err := variantManifest(c, false)
 		if err != nil {
 			return err
 		}
@@ -298,6 +268,23 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 }
 
 // load reads the manifest and fails unless its version is the app's.
+// variantManifest is the Chromium (store) or the Firefox manifest of the
+// extension, indented, and the version it carries.
+func variantManifest(c config, firefox bool) ([]byte, string, error) {
+	m, v, err := load(c)
+	if err != nil {
+		return nil, "", err
+	}
+	variant := chromeManifest(m)
+	if firefox {
+		if variant, err = firefoxManifest(m, firefoxOptions{DataCollection: splitList(c.dataCollection)}); err != nil {
+			return nil, "", err
+		}
+	}
+	b, err := variant.indent()
+	return b, v, err
+}
+
 func load(c config) (*object, string, error) {
 	want, err := appVersion(c.root)
 	if err != nil {
