@@ -141,9 +141,7 @@ func TestCloseCodesByReason(t *testing.T) {
 		{"replaced by a new connection", websocket.StatusGoingAway},
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
-			changed, notify := changeSignal()
-			e := newEnv(t, hub.Options{OnChange: notify})
-			x := dial(t, e, hello("i", "s"))
+			e, changed, x := oneBrowser(t)
 			started := make(chan struct{}, 1)
 			x.Handle(wire.MethodTabsList, func(json.RawMessage) (any, error) {
 				started <- struct{}{}
