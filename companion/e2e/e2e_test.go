@@ -55,6 +55,26 @@ func decodeEvaluate(raw json.RawMessage, out any) error {
 
 var uuidish = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
+// decodePNGShot decodes a Page.captureScreenshot answer, which must be a PNG.
+func decodePNGShot(t *testing.T, raw json.RawMessage) image.Image {
+	t.Helper()
+	var shot struct {
+		Data string `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &shot); err != nil {
+		t.Fatal(err)
+	}
+	png, err := base64.StdEncoding.DecodeString(shot.Data)
+	if err != nil {
+		t.Fatalf("screenshot is not base64: %v", err)
+	}
+	img, format, err := image.Decode(bytes.NewReader(png))
+	if err != nil || format != "png" {
+		t.Fatalf("screenshot does not decode as a PNG: %s %v", format, err)
+	}
+	return img
+}
+
 // checkHello checks the hello of the one browser connected to r, as the
 // extension sends it in browser (of engine, whose user agent has ua).
 func checkHello(t *testing.T, r *harness.Reins, browser string, engine wire.Engine, ua string) {
@@ -149,22 +169,8 @@ func TestExtension(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var shot struct {
-			Data string `json:"data"`
-		}
-		if err := json.Unmarshal(raw, &shot); err != nil {
-			t.Fatal(err)
-		}
-		png, err := base64.StdEncoding.DecodeString(shot.Data)
-		if err != nil {
-			t.Fatalf("screenshot is not base64: %v", err)
-		}
-		img, format, err := image.Decode(bytes.NewReader(png))
-		if err != nil {
-			t.Fatalf("screenshot does not decode: %v", err)
-		}
-		if b := img.Bounds(); format != "png" || b.Dx() < 100 || b.Dy() < 100 {
-			t.Fatalf("screenshot %s %v", format, b)
+		if b := decodePNGShot(t, raw).Bounds(); b.Dx() < 100 || b.Dy() < 100 {
+			t.Fatalf("screenshot %v", b)
 		}
 	})
 

@@ -120,21 +120,7 @@ func TestFirefoxExtension(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var shot struct {
-			Data string `json:"data"`
-		}
-		if err := json.Unmarshal(raw, &shot); err != nil {
-			t.Fatal(err)
-		}
-		png, err := base64.StdEncoding.DecodeString(shot.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, format, err := image.Decode(bytes.NewReader(png))
-		if err != nil || format != "png" {
-			t.Fatalf("clip screenshot: %s %v", format, err)
-		}
-		if b := img.Bounds(); b.Dx() != 400 || b.Dy() != 160 {
+		if b := decodePNGShot(t, raw).Bounds(); b.Dx() != 400 || b.Dy() != 160 {
 			t.Fatalf("a 200×80 clip at scale 2 is %v", b)
 		}
 		raw, err = s.Reins.Client.CDP(ctx, tab.ID, "Page.getLayoutMetrics", nil)

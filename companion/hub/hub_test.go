@@ -77,6 +77,18 @@ func oneBrowser(t testing.TB) (*env, chan struct{}, *hubtest.Ext) {
 	return e, changed, dial(t, e, hello("i", "s"))
 }
 
+// hangUntilGone makes x answer method only when its connection ends; each
+// call that reaches x is reported on the returned channel.
+func hangUntilGone(x *hubtest.Ext, method string) <-chan struct{} {
+	started := make(chan struct{}, 16)
+	x.Handle(method, func(json.RawMessage) (any, error) {
+		started <- struct{}{}
+		<-x.Done()
+		return nil, errors.New("gone")
+	})
+	return started
+}
+
 // waitFor waits for cond with a deadline, re-checking whenever the hub
 // reports a change.
 func waitFor(t testing.TB, changed <-chan struct{}, what string, cond func() bool) {
@@ -296,12 +308,7 @@ func TestRequestTimeout(t *testing.T) {
 
 func TestDisconnectMidRequestFailsFast(t *testing.T) {
 	e, changed, x := oneBrowser(t)
-	started := make(chan struct{}, 8)
-	x.Handle(wire.MethodCDP, func(json.RawMessage) (any, error) {
-		started <- struct{}{}
-		<-x.Done()
-		return nil, errors.New("gone")
-	})
+	started := hangUntilGone(x, wire.MethodCDP)
 	id := sharedTab(t, e, changed, x, 7)
 	const n = 5
 	errs := make(chan error, n)
@@ -506,12 +513,7 @@ func TestConcurrentCDPNoMisrouting(t *testing.T) {
 
 func TestShutdownClosesExtensionsAndFailsPending(t *testing.T) {
 	e, changed, x := oneBrowser(t)
-	started := make(chan struct{}, 1)
-	x.Handle(wire.MethodCDP, func(json.RawMessage) (any, error) {
-		started <- struct{}{}
-		<-x.Done()
-		return nil, errors.New("gone")
-	})
+	started := hangUntilGone(x, wire.MethodCDP)
 	id := sharedTab(t, e, changed, x, 1)
 	errc := make(chan error, 1)
 	go func() {

@@ -142,12 +142,7 @@ func TestCloseCodesByReason(t *testing.T) {
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
 			e, changed, x := oneBrowser(t)
-			started := make(chan struct{}, 1)
-			x.Handle(wire.MethodTabsList, func(json.RawMessage) (any, error) {
-				started <- struct{}{}
-				<-x.Done()
-				return nil, errors.New("gone")
-			})
+			started := hangUntilGone(x, wire.MethodTabsList)
 			waitFor(t, changed, "browser", func() bool { return len(e.hub.Browsers()) == 1 })
 			b, _ := e.hub.Browser(e.hub.Browsers()[0].ID)
 			errc := make(chan error, 1)
