@@ -40,25 +40,20 @@ var Codes = []Code{
 	CodeInternal, CodePaused, CodeNotShared, CodeUnauthorized, CodeBusy,
 }
 
-// Sentinel errors, one per code. Wrap them with %w; CodeOf finds the code.
+// Sentinel errors for the codes that callers test for with errors.Is (any
+// *Error of the same code matches). Wrap them with %w; CodeOf finds the
+// code of any error.
 var (
-	ErrUnknownMethod   = &Error{Code: CodeUnknownMethod, Message: "unknown method"}
-	ErrUnknownTool     = &Error{Code: CodeUnknownTool, Message: "unknown tool"}
-	ErrBadParams       = &Error{Code: CodeBadParams, Message: "bad params"}
-	ErrNoSuchTab       = &Error{Code: CodeNoSuchTab, Message: "no such tab"}
-	ErrTabNotInSession = &Error{Code: CodeTabNotInSession, Message: "tab not in session"}
-	ErrNoSuchSession   = &Error{Code: CodeNoSuchSession, Message: "no such session"}
-	ErrNoSuchBrowser   = &Error{Code: CodeNoSuchBrowser, Message: "no such browser"}
-	ErrAttachFailed    = &Error{Code: CodeAttachFailed, Message: "attach failed"}
-	ErrRestrictedURL   = &Error{Code: CodeRestrictedURL, Message: "restricted url"}
-	ErrBlockedURL      = &Error{Code: CodeBlockedURL, Message: "blocked url"}
-	ErrNavigatedAway   = &Error{Code: CodeNavigatedAway, Message: "navigated away"}
-	ErrTimeout         = &Error{Code: CodeTimeout, Message: "timeout"}
-	ErrInternal        = &Error{Code: CodeInternal, Message: "internal error"}
-	ErrPaused          = &Error{Code: CodePaused, Message: "automation is paused"}
-	ErrNotShared       = &Error{Code: CodeNotShared, Message: "tab is not shared"}
-	ErrUnauthorized    = &Error{Code: CodeUnauthorized, Message: "unauthorized"}
-	ErrBusy            = &Error{Code: CodeBusy, Message: "too many commands"}
+	ErrUnknownMethod = &Error{Code: CodeUnknownMethod, Message: "unknown method"}
+	ErrBadParams     = &Error{Code: CodeBadParams, Message: "bad params"}
+	ErrNoSuchTab     = &Error{Code: CodeNoSuchTab, Message: "no such tab"}
+	ErrNoSuchBrowser = &Error{Code: CodeNoSuchBrowser, Message: "no such browser"}
+	ErrAttachFailed  = &Error{Code: CodeAttachFailed, Message: "attach failed"}
+	ErrRestrictedURL = &Error{Code: CodeRestrictedURL, Message: "restricted url"}
+	ErrTimeout       = &Error{Code: CodeTimeout, Message: "timeout"}
+	ErrInternal      = &Error{Code: CodeInternal, Message: "internal error"}
+	ErrPaused        = &Error{Code: CodePaused, Message: "automation is paused"}
+	ErrNotShared     = &Error{Code: CodeNotShared, Message: "tab is not shared"}
 )
 
 // Error is an error with a wire code. Two Errors match under errors.Is when
