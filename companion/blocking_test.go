@@ -2,9 +2,6 @@ package companion_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"net"
 	"strconv"
 	"testing"
 	"time"
@@ -18,26 +15,7 @@ import (
 // startOn runs a companion on a free port with dir as its data dir.
 func startOn(t *testing.T, dir string) (*companion.Companion, int) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	c, err := companion.New(companion.Config{Port: port, DataDir: dir, NoAdmin: true,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		c.Shutdown(ctx)
-	})
-	return c, port
+	return companion.StartForTest(t, companion.Config{DataDir: dir, NoAdmin: true}, nil)
 }
 
 // waitBrowsers waits until the companion has n browsers connected.

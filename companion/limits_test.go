@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"strconv"
 	"testing"
@@ -23,25 +22,9 @@ import (
 func TestListenerLimits(t *testing.T) {
 	const limit = 300 * time.Millisecond
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	c, err := companion.New(companion.Config{Port: port, DataDir: dir, NoAdmin: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	companion.SetHTTPLimits(c, httpbound.Limits{ReadHeader: limit, Body: limit, Idle: limit})
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		c.Shutdown(ctx)
-	}()
+	c, port := companion.StartForTest(t, companion.Config{DataDir: dir, NoAdmin: true}, func(c *companion.Companion) {
+		companion.SetHTTPLimits(c, httpbound.Limits{ReadHeader: limit, Body: limit, Idle: limit})
+	})
 
 	x, err := hubtest.Dial(context.Background(), "ws://127.0.0.1:"+strconv.Itoa(port)+"/", wire.Hello{Version: 3, InstanceID: "i", BrowserSessionID: "s"}, hubtest.Options{DataDir: dir})
 	if err != nil {

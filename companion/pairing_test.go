@@ -3,9 +3,6 @@ package companion_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,25 +25,7 @@ func startPairingCompanion(t *testing.T) (c *companion.Companion, port int, dir 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port = ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	c, err = companion.New(companion.Config{Port: port, DataDir: dir, Tokens: tm, NoAdmin: true,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		c.Shutdown(ctx)
-	})
+	c, port = companion.StartForTest(t, companion.Config{DataDir: dir, Tokens: tm, NoAdmin: true}, nil)
 	return c, port, dir
 }
 

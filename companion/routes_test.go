@@ -5,7 +5,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -183,21 +182,8 @@ func TestREADMERoutesExist(t *testing.T) {
 // reads it (nativemsg.ReadPort), and removes it when it stops.
 func TestPortFileForTheNativeHost(t *testing.T) {
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	c, err := New(Config{Port: port, DataDir: dir, NoAdmin: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+	c, port := StartForTest(t, Config{DataDir: dir, NoAdmin: true}, nil)
 	if got := nativemsg.ReadPort(dir); got != port {
-		c.Shutdown(t.Context())
 		t.Fatalf("the native host reads port %d, want %d", got, port)
 	}
 	if err := c.Shutdown(t.Context()); err != nil {
