@@ -336,39 +336,34 @@ func stuckWrite(t *testing.T, c *Conn, p peer, ctx context.Context, size int) (a
 // caller's context instead closes a WebSocket and leaves half a message in
 // a pipe.
 func TestCallerCancelledMidWriteLeavesTheLinkWhole(t *testing.T) {
-	for _, cr := range carriers {
-		t.Run(cr.name, func(t *testing.T) {
-			tr, p := cr.mk(t, 0)
-			c := New(tr, Options{Dialect: CDP})
-			defer closeAndWait(c)
-			ctx := ctxT(t)
-			actx, cancelA := context.WithCancel(ctx)
-			a, blob, restA := stuckWrite(t, c, p, actx, cr.big)
-			cancelA()
-			if r := recv(t, a); !errors.Is(r.err, context.Canceled) {
-				t.Fatalf("the cancelled caller got %v, want context.Canceled", r.err)
-			}
-			b := call(c, ctx, Request{Method: "B"})
-			reqA := restA()
-			var pa struct{ Blob string }
-			if json.Unmarshal(reqA.Params, &pa); reqA.Method != "A" || pa.Blob != blob {
-				t.Fatalf("A arrived cut: method %q, %d of %d bytes", reqA.Method, len(pa.Blob), len(blob))
-			}
-			reqB := readRequest(t, p)
-			if reqB.Method != "B" {
-				t.Fatalf("after A the peer got %q", reqB.Method)
-			}
-			// The answer to the caller who left is dropped quietly.
-			p.send([]byte(`{"id":` + itoa(reqA.ID) + `,"result":{}}`))
-			p.send([]byte(`{"id":` + itoa(reqB.ID) + `,"result":{"ok":true}}`))
-			if r := recv(t, b); r.err != nil || string(r.raw) != `{"ok":true}` {
-				t.Fatalf("B after A was cancelled: %s %v", r.raw, r.err)
-			}
-			if c.Err() != nil {
-				t.Fatalf("the link closed: %v", c.Err())
-			}
-		})
-	}
+	onEachCarrier(t, func(t *testing.T, c *Conn, p peer, cr carrier) {
+		ctx := ctxT(t)
+		actx, cancelA := context.WithCancel(ctx)
+		a, blob, restA := stuckWrite(t, c, p, actx, cr.big)
+		cancelA()
+		if r := recv(t, a); !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("the cancelled caller got %v, want context.Canceled", r.err)
+		}
+		b := call(c, ctx, Request{Method: "B"})
+		reqA := restA()
+		var pa struct{ Blob string }
+		if json.Unmarshal(reqA.Params, &pa); reqA.Method != "A" || pa.Blob != blob {
+			t.Fatalf("A arrived cut: method %q, %d of %d bytes", reqA.Method, len(pa.Blob), len(blob))
+		}
+		reqB := readRequest(t, p)
+		if reqB.Method != "B" {
+			t.Fatalf("after A the peer got %q", reqB.Method)
+		}
+		// The answer to the caller who left is dropped quietly.
+		p.send([]byte(`{"id":` + itoa(reqA.ID) + `,"result":{}}`))
+		p.send([]byte(`{"id":` + itoa(reqB.ID) + `,"result":{"ok":true}}`))
+		if r := recv(t, b); r.err != nil || string(r.raw) != `{"ok":true}` {
+			t.Fatalf("B after A was cancelled: %s %v", r.raw, r.err)
+		}
+		if c.Err() != nil {
+			t.Fatalf("the link closed: %v", c.Err())
+		}
+	})
 }
 
 // A message (a call or an event) whose sender gave up before the writer
@@ -474,18 +469,25 @@ func TestMessageCaps(t *testing.T) {
 
 // When the peer goes, callers waiting for answers hear at once.
 func TestPeerGoneFailsWaitingCallers(t *testing.T) {
+	onEachCarrier(t, func(t *testing.T, c *Conn, p peer, _ carrier) {
+		a := call(c, ctxT(t), Request{Method: "A"})
+		readRequest(t, p)
+		p.close()
+		if r := recv(t, a); !errors.Is(r.err, ErrClosed) {
+			t.Fatalf("the waiting caller got %v", r.err)
+		}
+		<-c.Done()
+	})
+}
+
+// onEachCarrier runs test on a CDP link over each carrier, closed after.
+func onEachCarrier(t *testing.T, test func(t *testing.T, c *Conn, p peer, cr carrier)) {
 	for _, cr := range carriers {
 		t.Run(cr.name, func(t *testing.T) {
 			tr, p := cr.mk(t, 0)
 			c := New(tr, Options{Dialect: CDP})
 			defer closeAndWait(c)
-			a := call(c, ctxT(t), Request{Method: "A"})
-			readRequest(t, p)
-			p.close()
-			if r := recv(t, a); !errors.Is(r.err, ErrClosed) {
-				t.Fatalf("the waiting caller got %v", r.err)
-			}
-			<-c.Done()
+			test(t, c, p, cr)
 		})
 	}
 }

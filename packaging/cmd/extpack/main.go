@@ -106,22 +106,13 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 		if c.out == "" {
 			return errors.New("-o FILE is required")
 		}
-		b, v, err := variantManifest(c, cmd == "firefox")
+		b, v, extra, err := packageInputs(c, cmd == "firefox")
 		if err != nil {
 			return err
 		}
 		mtime, err := buildTime(getenv)
 		if err != nil {
 			return err
-		}
-		var extra map[string][]byte
-		if cmd == "firefox" {
-			if err := checkFirefoxBackground(c.ext); err != nil {
-				return err
-			}
-			if extra, err = firefoxExtras(c.root); err != nil {
-				return err
-			}
 		}
 		files, err := writeZipFile(c.out, c.ext, b, mtime, extra)
 		if err != nil {
@@ -133,14 +124,7 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 		if c.out == "" {
 			return errors.New("-o DIR is required")
 		}
-		b, v, err := variantManifest(c, true)
-		if err != nil {
-			return err
-		}
-		if err := checkFirefoxBackground(c.ext); err != nil {
-			return err
-		}
-		extra, err := firefoxExtras(c.root)
+		b, v, extra, err := packageInputs(c, true)
 		if err != nil {
 			return err
 		}
@@ -268,6 +252,20 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 }
 
 // load reads the manifest and fails unless its version is the app's.
+// packageInputs is what a package holds besides the shipped files: its
+// manifest (and version) and, for Firefox, the extra files, after checking
+// that the extension has the Firefox background.
+func packageInputs(c config, firefox bool) (manifest []byte, version string, extra map[string][]byte, err error) {
+	if manifest, version, err = variantManifest(c, firefox); err != nil || !firefox {
+		return manifest, version, nil, err
+	}
+	if err := checkFirefoxBackground(c.ext); err != nil {
+		return nil, "", nil, err
+	}
+	extra, err = firefoxExtras(c.root)
+	return manifest, version, extra, err
+}
+
 // variantManifest is the Chromium (store) or the Firefox manifest of the
 // extension, indented, and the version it carries.
 func variantManifest(c config, firefox bool) ([]byte, string, error) {
