@@ -23,13 +23,40 @@ APT_TEST  := chromium xvfb xauth imagemagick x11-utils xdotool libsecret-tools f
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help deps deps-run deps-test build run test test-unit test-race test-ui test-node test-keychain test-e2e conformance bench vet fmt clean \
+.PHONY: help deps deps-run deps-test build run check test test-unit test-race test-ui test-node test-keychain test-e2e \
+	conformance bench lint vet staticcheck fmt clean extension-firefox \
 	deps-dist dist dist-check dist-deb dist-tarxz dist-windows dist-extension test-dist screenshots
 
+# Every public target, one line each (a test checks that none is missing).
 help:
-	@echo "make run    install what is missing, build, start Reins (headless when there is no display)"
-	@echo "make test   install what is missing, build, run every test"
-	@echo "make bench  run the benchmarks"
+	@echo "Start here:"
+	@echo "  make run              install what is missing, build, start Reins (headless when there is no display)"
+	@echo "  make check            the inner loop, under 2 minutes on a warm cache: gofmt, vet, staticcheck,"
+	@echo "                        the unit tests of every package that needs no browser, and the extension's node tests"
+	@echo "  make test             install what is missing, build, run every test (what CI runs)"
+	@echo "  make help             this list"
+	@echo "Building:"
+	@echo "  make build            bin/reins"
+	@echo "  make extension-firefox  build/firefox, the loadable Firefox extension"
+	@echo "  make deps             install the build, run and test dependencies (deps-run, deps-test)"
+	@echo "  make fmt              gofmt every Go file"
+	@echo "  make clean            remove bin/ and the test scratch dir"
+	@echo "The parts of check and test:"
+	@echo "  make lint             gofmt check, go vet and staticcheck (also: make vet, make staticcheck)"
+	@echo "  make test-unit        check's Go tests: every package that needs no browser, display or keychain"
+	@echo "  make test-race        the companion's and internal/ tests with the race detector"
+	@echo "  make test-ui          the tray UI, app and command tests"
+	@echo "  make test-node        the extension's node tests"
+	@echo "  make test-keychain    the token store against a real Secret Service"
+	@echo "  make test-e2e         real reins, Chromium and Firefox with the real extension"
+	@echo "  make conformance      the official MCP conformance suite against /mcp"
+	@echo "  make bench            the benchmarks"
+	@echo "  make screenshots      the README's pictures of the tray app"
+	@echo "Packaging (packaging/README.md):"
+	@echo "  make dist             every installer into dist/ (dist-deb, dist-tarxz, dist-windows, dist-extension)"
+	@echo "  make dist-check       the extension folder carries FyneApp.toml's version"
+	@echo "  make deps-dist        the packaging tools"
+	@echo "  make test-dist        build the installers signed with a throwaway key, install and run them"
 
 # apt-get only runs when a package is missing, so repeated runs are quick.
 define apt_install
@@ -73,21 +100,52 @@ run: build
 TEST_TMP := $(CURDIR)/.test-tmp
 TEST_ENV := XDG_CACHE_HOME=$(TEST_TMP)/cache REINS_BIN=$(BIN) REINS_CHROMIUM=$(CHROMIUM)
 
-test: deps-test build vet test-node test-race test-ui test-keychain test-e2e conformance test-dist
+test: deps-test build lint test-node test-race test-ui test-keychain test-e2e conformance test-dist
 	@echo "all tests passed"
+
+# The inner loop. Go's test cache reruns only the packages a change
+# touched; staticcheck and the node tests run beside the Go tests.
+check:
+	@$(MAKE) --no-print-directory vet
+	@$(MAKE) --no-print-directory -j3 -O staticcheck test-unit test-node
+	@echo "check passed"
+
+lint: vet staticcheck
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
+	@# Every rule with a plain name is a public target: phony, and in make help.
+	@help=$$($(MAKE) --no-print-directory -s help); phony=" $$(sed -n '/^\.PHONY:/,/[^\\]$$/p' $(firstword $(MAKEFILE_LIST)) | tr -d '\\' | sed 's/^\.PHONY://' | tr '\n\t' '  ') "; \
+	for t in $$(grep -oE '^[a-z][a-z0-9-]*:([^=]|$$)' $(firstword $(MAKEFILE_LIST)) | cut -d: -f1 | sort -u); do \
+		case "$$phony" in *" $$t "*) ;; *) echo "Makefile: $$t is not in .PHONY"; exit 1;; esac; \
+		grep -qE "(^|[ (,])$$t([ ),]|$$)" <<<"$$help" || { echo "Makefile: make help does not name $$t"; exit 1; }; \
+	done
 	go vet ./...
+
+# Pinned in go.mod's tool block; its default checks include the unused-code
+# ones (U1000).
+staticcheck:
+	go tool staticcheck ./...
 
 test-node:
 	node --test extension/test/
 
-COMPANION_PKGS = $$(go list ./companion/... | grep -v -e /keychaintest -e /e2e)
+RACE_PKGS = $$(go list ./companion/... ./internal/... | grep -v -e /keychaintest -e /e2e)
+
+# Every package whose tests need no browser, display or Secret Service:
+# the end-to-end tests, the dev browser and the tool engine (both drive a
+# real Chromium), the desktop tests (Xvfb and bin/reins), the keychain and
+# the packaging tests (tagged) are left to make test.
+# TEST_FLAGS=-count=1 reruns every package, cached or not.
+UNIT_PKGS = $$(go list ./... | grep -v -e /e2e -e /devbrowser -e /companion/tools -e /keychaintest -e /desktoptest -e /disttest)
+
+test-unit:
+	@mkdir -p $(TEST_TMP)/cache
+	$(TEST_ENV) go test $(TEST_FLAGS) -timeout 10m $(UNIT_PKGS)
 
 test-race:
 	@mkdir -p $(TEST_TMP)/cache
-	$(TEST_ENV) go test -race -count=1 -timeout 20m $(COMPANION_PKGS)
+	$(TEST_ENV) go test -race -count=1 -timeout 20m $(RACE_PKGS)
 
 # The GUI side: Fyne's test driver needs no display. app/ links the real
 # driver, so it shares the cgo build cache of bin/reins (no -race there).
@@ -102,10 +160,12 @@ test-keychain:
 	@rm -rf $(TEST_TMP)/keyring && mkdir -p $(TEST_TMP)/keyring
 	$(TEST_ENV) XDG_DATA_HOME=$(TEST_TMP)/keyring dbus-run-session -- sh -c 'echo -n reins-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null && go test -count=1 -timeout 5m ./companion/tokens/keychaintest/'
 
-# Real reins headless, real Chromium with the real extension/.
-test-e2e: build
+# Real reins headless, real Chromium with the real extension/, and real
+# Firefox with build/firefox (the Firefox variables are defined below).
+test-e2e: build extension-firefox
 	@mkdir -p $(TEST_TMP)/cache
-	$(TEST_ENV) go test -count=1 -timeout 30m ./companion/e2e/...
+	$(TEST_ENV) REINS_FIREFOX=$(FIREFOX) REINS_FIREFOX_EXT=$(FIREFOX_BUILD) REINS_WEB_EXT=$(WEB_EXT) \
+		go test -count=1 -timeout 30m ./companion/e2e/...
 
 # The official MCP conformance suite against /mcp of a real reins headless
 # with a real agent token. npm installs the suite and a Node 22 binary into
@@ -221,13 +281,6 @@ FIREFOX_BUILD := $(CURDIR)/build/firefox
 WEB_EXT_VERSION := 10.7.0
 WEB_EXT := $(TEST_TMP)/npm/node_modules/.bin/web-ext
 
-.PHONY: extension-firefox
-
 extension-firefox:
 	@rm -rf $(FIREFOX_BUILD)
 	go run ./packaging/cmd/extpack firefox-dir -o $(FIREFOX_BUILD) -data-collection none
-
-test-e2e: extension-firefox
-test-e2e: export REINS_FIREFOX := $(FIREFOX)
-test-e2e: export REINS_FIREFOX_EXT := $(FIREFOX_BUILD)
-test-e2e: export REINS_WEB_EXT := $(WEB_EXT)

@@ -155,7 +155,7 @@ func Main(env Env) int {
 	args := env.Args[1:]
 	// A browser starting the host runs the binary named in its manifest
 	// with its own arguments, never a subcommand.
-	if launchedByBrowser(args) {
+	if nativemsg.LaunchedByBrowser(args) {
 		args = append([]string{"native-host"}, args...)
 	}
 	name := ""
@@ -203,17 +203,4 @@ func usage(w io.Writer) {
 func runVersion(env Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "reins %s\n", Version)
 	return nil
-}
-
-// launchedByBrowser recognises how browsers start a native messaging host:
-// Chromium passes the caller's origin first (and --parent-window=N on
-// Windows); Firefox passes the manifest's path and the add-on id.
-func launchedByBrowser(args []string) bool {
-	if len(args) == 0 {
-		return false
-	}
-	if strings.HasPrefix(args[0], "chrome-extension://") {
-		return true
-	}
-	return len(args) >= 2 && strings.HasSuffix(args[0], ".json") && args[1] == nativemsg.FirefoxExtensionID
 }

@@ -134,22 +134,9 @@ func TestPairNeedsARunningCompanion(t *testing.T) {
 	}
 }
 
+// Which arguments are a browser's launch is nativemsg.LaunchedByBrowser's
+// table; here, the command line acts on it.
 func TestBrowsersStartTheNativeHost(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want bool
-	}{
-		{[]string{"chrome-extension://cahakjcjmollcmebjjnhhlhcdhipahla/"}, true},
-		{[]string{"chrome-extension://cahakjcjmollcmebjjnhhlhcdhipahla/", "--parent-window=0"}, true},
-		{[]string{"/home/x/.mozilla/native-messaging-hosts/com.reins.companion.json", "reins@reins.dev"}, true},
-		{[]string{"token", "issue", "reins@reins.dev"}, false},
-		{[]string{"version"}, false},
-		{nil, false},
-	} {
-		if got := launchedByBrowser(tc.args); got != tc.want {
-			t.Errorf("launchedByBrowser(%q) = %v, want %v", tc.args, got, tc.want)
-		}
-	}
 	// Started by Chromium, reins answers a hello over native messaging.
 	var in bytes.Buffer
 	frame := []byte(`{"type":"hello"}`)

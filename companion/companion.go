@@ -26,6 +26,7 @@ import (
 	"github.com/reinshq/reins/companion/linkauth"
 	"github.com/reinshq/reins/companion/live"
 	"github.com/reinshq/reins/companion/mcp"
+	"github.com/reinshq/reins/companion/nativemsg"
 	"github.com/reinshq/reins/companion/operator"
 	"github.com/reinshq/reins/companion/pairing"
 	"github.com/reinshq/reins/companion/tokens"
@@ -38,10 +39,6 @@ const DefaultPort = 47100
 
 // ExtensionID is the id the "key" in extension/manifest.json pins.
 const ExtensionID = "cahakjcjmollcmebjjnhhlhcdhipahla"
-
-// PortFile is the file in the data dir where a running companion writes its
-// port, for the native messaging host and the CLI.
-const PortFile = "port"
 
 // LiveLinkDir is the directory in the data dir for Live view link files.
 const LiveLinkDir = "live"
@@ -320,7 +317,8 @@ func (c *Companion) Start() error {
 			c.log.Error("server stopped", "err", err)
 		}
 	}()
-	if err := os.WriteFile(filepath.Join(c.cfg.DataDir, PortFile), []byte(strconv.Itoa(c.cfg.Port)+"\n"), 0o600); err != nil {
+	// The native messaging host reads it to hand the extension the port.
+	if err := nativemsg.WritePort(c.cfg.DataDir, c.cfg.Port); err != nil {
 		c.log.Warn("could not record the port for the native host", "err", err)
 	}
 	c.log.Info("companion listening", "addr", "http://"+addr, "version", c.cfg.Version, "data_dir", c.cfg.DataDir)
@@ -388,7 +386,7 @@ func (c *Companion) Shutdown(ctx context.Context) error {
 			c.log.Warn("requests still running at shutdown were cut off", "after", drainTimeout)
 			err = c.srv.Close()
 		}
-		os.Remove(filepath.Join(c.cfg.DataDir, PortFile))
+		os.Remove(filepath.Join(c.cfg.DataDir, nativemsg.PortFileName))
 	}
 	c.log.Info("companion stopped")
 	return err

@@ -1,6 +1,8 @@
 package companion
 
-import "github.com/reinshq/reins/companion/internal/httpbound"
+import (
+	"github.com/reinshq/reins/companion/internal/httpbound"
+)
 
 // SetHTTPLimits shortens the listener's limits for a test; call it before
 // Start.

@@ -6,15 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
+	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/reinshq/reins/companion"
+	"github.com/reinshq/reins/companion/companiontest"
 	"github.com/reinshq/reins/companion/hub/hubtest"
 	"github.com/reinshq/reins/companion/internal/httpbound"
+	"github.com/reinshq/reins/companion/nativemsg"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -23,25 +27,9 @@ import (
 func TestListenerLimits(t *testing.T) {
 	const limit = 300 * time.Millisecond
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	c, err := companion.New(companion.Config{Port: port, DataDir: dir, NoAdmin: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	companion.SetHTTPLimits(c, httpbound.Limits{ReadHeader: limit, Body: limit, Idle: limit})
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		c.Shutdown(ctx)
-	}()
+	c, port := companiontest.Start(t, companion.Config{DataDir: dir, NoAdmin: true}, func(c *companion.Companion) {
+		companion.SetHTTPLimits(c, httpbound.Limits{ReadHeader: limit, Body: limit, Idle: limit})
+	})
 
 	x, err := hubtest.Dial(context.Background(), "ws://127.0.0.1:"+strconv.Itoa(port)+"/", wire.Hello{Version: 3, InstanceID: "i", BrowserSessionID: "s"}, hubtest.Options{DataDir: dir})
 	if err != nil {
@@ -78,5 +66,21 @@ func TestListenerLimits(t *testing.T) {
 	defer cancel()
 	if _, err := c.Hub().TabsList(ctx, bs[0].ID); err != nil {
 		t.Fatalf("the extension's socket did not outlive the limits: %v", err)
+	}
+}
+
+// A running companion records its port where the native messaging host
+// reads it (nativemsg.ReadPort), and removes it when it stops.
+func TestPortFileForTheNativeHost(t *testing.T) {
+	dir := t.TempDir()
+	c, port := companiontest.Start(t, companion.Config{DataDir: dir, NoAdmin: true})
+	if got := nativemsg.ReadPort(dir); got != port {
+		t.Fatalf("the native host reads port %d, want %d", got, port)
+	}
+	if err := c.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, nativemsg.PortFileName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the port file outlived the companion: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/reinshq/reins/companion/edge"
+	"github.com/reinshq/reins/companion/pairing"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -27,6 +28,10 @@ func (c *Companion) routes() map[string]edge.Route {
 		"GET /live/{tab}":             {Origins: edge.SelfOrigin, Handler: http.HandlerFunc(c.live.ServeLink)},
 		"GET /live/s/{session}/{tab}": {Origins: edge.SelfOrigin, Handler: http.HandlerFunc(c.live.ServePage)},
 		"GET /live/s/{session}/ws":    {Origins: edge.SelfOrigin, Handler: http.HandlerFunc(c.live.ServeSocket)},
+		// The Browser Operator pairing example, for a product's developers:
+		// a page the person navigates to, which a navigation sends without
+		// an Origin; no other page may fetch it.
+		"GET /pair": {Origins: edge.NoWebOrigin, Handler: pairing.PageHandler()},
 	}
 }
 

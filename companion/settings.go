@@ -14,6 +14,7 @@ import (
 	"github.com/reinshq/reins/companion/mcp"
 	"github.com/reinshq/reins/companion/tokens"
 	"github.com/reinshq/reins/companion/wire"
+	"github.com/reinshq/reins/internal/atomicfile"
 )
 
 // SettingsFile is the file in the data dir that keeps the person's choices
@@ -83,24 +84,7 @@ func (c *Companion) saveSettingsLocked(change func(*settingsDoc)) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(c.cfg.DataDir, SettingsFile)
-	tmp, err := os.CreateTemp(c.cfg.DataDir, ".settings-*.tmp")
-	if err != nil {
-		return fmt.Errorf("saving settings: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("saving settings: %w", err)
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("saving settings: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("saving settings: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(filepath.Join(c.cfg.DataDir, SettingsFile), append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("saving settings: %w", err)
 	}
 	return nil

@@ -49,15 +49,6 @@ func write(t *testing.T, path, data string, mode os.FileMode) {
 	}
 }
 
-func decode(t *testing.T, data []byte) map[string]any {
-	t.Helper()
-	m, err := decodeAll(data)
-	if err != nil {
-		t.Fatalf("decoding %s: %v", data, err)
-	}
-	return m
-}
-
 // Realistic files of each client, as the client or a person leaves them.
 var samples = map[string]string{
 	"claude-desktop": `{

@@ -9,12 +9,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/reinshq/reins/internal/atomicfile"
 )
 
 // MaxBackups is how many backups of one config file Reins keeps; older
@@ -248,7 +249,7 @@ func edit(e Env, c Client, change func(*docEdit) error) (Result, error) {
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return res, &FileError{path, err}
 	}
-	if err := writeAtomic(path, out, mode); err != nil {
+	if err := atomicfile.Write(path, out, mode); err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			err = fmt.Errorf("%w: %w", ErrReadOnly, err)
 		}
@@ -264,7 +265,7 @@ func backup(path string, data []byte, now time.Time) (string, error) {
 	// Fixed width, so names sort by time; nanoseconds, so two edits in
 	// one second never share a backup.
 	name := path + backupInfix + now.UTC().Format("20060102T150405.000000000Z")
-	if err := writeAtomic(name, data, 0o600); err != nil {
+	if err := atomicfile.Write(name, data, 0o600); err != nil {
 		return "", err
 	}
 	old, _ := filepath.Glob(globEscape(path) + backupInfix + "*")
@@ -285,36 +286,4 @@ func globEscape(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// writeAtomic replaces path with data: a temp file in the same folder,
-// synced, then renamed over it, so the client reads the old file or the
-// new one and never half of either.
-func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(mode); err != nil && runtime.GOOS != "windows" {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

@@ -150,7 +150,7 @@ func TestDashboardScreenshots(t *testing.T) {
 		// Onto the empty end of the tab bar: no hover highlight on a tab,
 		// and no scroll bar shown for the view under the pointer.
 		d.x(t, "xdotool", "mousemove", "--window", dash, strconv.Itoa(w-20), "20")
-		shot = d.screenshotSelected(t, filepath.Join(out, name+".png"), dash, tabs[i])
+		d.screenshotSelected(t, filepath.Join(out, name+".png"), dash, tabs[i])
 	}
 	if code := p.stop(); code != 0 {
 		t.Fatalf("exit %d", code)

@@ -39,7 +39,7 @@ func ShortDir(t testing.TB) string {
 // Start runs a companion configured by cfg on a free 127.0.0.1 port (which
 // replaces cfg.Port), quiet unless cfg.Logger is set, and shuts it down
 // when the test ends. It returns the companion and its port.
-func Start(t testing.TB, cfg companion.Config) (*companion.Companion, int) {
+func Start(t testing.TB, cfg companion.Config, setup ...func(*companion.Companion)) (*companion.Companion, int) {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -54,6 +54,9 @@ func Start(t testing.TB, cfg companion.Config) (*companion.Companion, int) {
 		c, err := companion.New(cfg)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, f := range setup {
+			f(c)
 		}
 		if err := c.Start(); err != nil {
 			if errors.Is(err, companion.ErrPortInUse) && attempt < 5 {

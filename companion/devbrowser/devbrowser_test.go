@@ -266,7 +266,10 @@ func TestWindowSizeAndUnknownMethods(t *testing.T) {
 	}
 	for _, call := range []func() error{
 		func() error { _, err := e.hub.DownloadsList(ctx, e.hb.ID); return err },
-		func() error { _, err := e.hub.ExtensionsList(ctx, e.hb.ID, "x"); return err },
+		func() error {
+			_, err := e.hub.Request(ctx, e.hb.ID, wire.MethodExtensionsList, wire.ExtensionParams{Client: "x"})
+			return err
+		},
 	} {
 		err := call()
 		if !errors.Is(err, wire.ErrUnknownMethod) || !strings.Contains(err.Error(), "not available for a dev browser") {

@@ -213,16 +213,7 @@ func TestDevtoolsToolsWithFirefox(t *testing.T) {
 // lists the browser's extensions, disables one and enables it again; the
 // browser's own list confirms each step.
 func TestExtensionsToolWithChromium(t *testing.T) {
-	ctx := within(t, setupTimeout)
-	s, err := harness.StartStack(ctx, harness.WithManagementGranted())
-	if err != nil {
-		t.Fatalf("starting reins and chromium: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("stopping reins: %v", err)
-		}
-	})
+	s := newStack(t, harness.WithManagementGranted())
 	cs := mcpSession(t, s.Reins, "tidy")
 	wantErr(t, callTool(t, cs, "extensions", map[string]any{"action": "list"}), "not_allowed", "Reins' settings")
 	reinsSettings(t, s.Reins, "extensions", "on")

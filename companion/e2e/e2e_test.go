@@ -55,6 +55,62 @@ func decodeEvaluate(raw json.RawMessage, out any) error {
 
 var uuidish = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
+// decodePNGShot decodes a Page.captureScreenshot answer, which must be a PNG.
+func decodePNGShot(t *testing.T, raw json.RawMessage) image.Image {
+	t.Helper()
+	var shot struct {
+		Data string `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &shot); err != nil {
+		t.Fatal(err)
+	}
+	png, err := base64.StdEncoding.DecodeString(shot.Data)
+	if err != nil {
+		t.Fatalf("screenshot is not base64: %v", err)
+	}
+	img, format, err := image.Decode(bytes.NewReader(png))
+	if err != nil || format != "png" {
+		t.Fatalf("screenshot does not decode as a PNG: %s %v", format, err)
+	}
+	return img
+}
+
+// checkHello checks the hello of the one browser connected to r, as the
+// extension sends it in browser (of engine, whose user agent has ua).
+func checkHello(t *testing.T, r *harness.Reins, browser string, engine wire.Engine, ua string) {
+	t.Helper()
+	want, err := harness.ExtensionVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := r.Client.Browsers(within(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) != 1 {
+		t.Fatalf("%d browsers, want 1: %+v", len(bs), bs)
+	}
+	b := bs[0]
+	h := b.Hello
+	for _, c := range []struct {
+		what string
+		ok   bool
+	}{
+		{"version 3", h.Version == wire.ProtocolVersion},
+		{"extensionVersion " + want + " from manifest.json", h.ExtensionVersion == want},
+		{"browser " + browser, h.Browser == browser},
+		{"browserEngine " + string(engine), h.BrowserEngine == engine && b.Engine == engine},
+		{"a UUID instanceId", uuidish.MatchString(h.InstanceID)},
+		{"a UUID browserSessionId", uuidish.MatchString(h.BrowserSessionID) && h.BrowserSessionID != h.InstanceID},
+		{"a user agent with " + ua, strings.Contains(h.UserAgent, ua)},
+		{"extension mode", b.Mode == hub.ModeExtension},
+	} {
+		if !c.ok {
+			t.Errorf("hello lacks %s: %+v", c.what, h)
+		}
+	}
+}
+
 // TestExtension runs against one reins and one Chromium; the subtests that
 // break their stack (a killed browser, a stopped companion) start their own.
 // It is parallel with TestIdleWorkerStaysConnected so that test's 90 s of
@@ -64,36 +120,7 @@ func TestExtension(t *testing.T) {
 	s := newStack(t)
 
 	t.Run("hello", func(t *testing.T) {
-		want, err := harness.ExtensionVersion()
-		if err != nil {
-			t.Fatal(err)
-		}
-		bs, err := s.Reins.Client.Browsers(within(t, 10*time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(bs) != 1 {
-			t.Fatalf("%d browsers, want 1: %+v", len(bs), bs)
-		}
-		b := bs[0]
-		h := b.Hello
-		for _, c := range []struct {
-			what string
-			ok   bool
-		}{
-			{"version 3", h.Version == wire.ProtocolVersion},
-			{"extensionVersion " + want + " from manifest.json", h.ExtensionVersion == want},
-			{"browser Chromium", h.Browser == "Chromium"},
-			{"browserEngine chromium", h.BrowserEngine == wire.EngineChromium && b.Engine == wire.EngineChromium},
-			{"a UUID instanceId", uuidish.MatchString(h.InstanceID)},
-			{"a UUID browserSessionId", uuidish.MatchString(h.BrowserSessionID) && h.BrowserSessionID != h.InstanceID},
-			{"a user agent", strings.Contains(h.UserAgent, "Chrome/")},
-			{"extension mode", b.Mode == hub.ModeExtension},
-		} {
-			if !c.ok {
-				t.Errorf("hello lacks %s: %+v", c.what, h)
-			}
-		}
+		checkHello(t, s.Reins, "Chromium", wire.EngineChromium, "Chrome/")
 	})
 
 	t.Run("tabs.create shares a page", func(t *testing.T) {
@@ -142,22 +169,8 @@ func TestExtension(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var shot struct {
-			Data string `json:"data"`
-		}
-		if err := json.Unmarshal(raw, &shot); err != nil {
-			t.Fatal(err)
-		}
-		png, err := base64.StdEncoding.DecodeString(shot.Data)
-		if err != nil {
-			t.Fatalf("screenshot is not base64: %v", err)
-		}
-		img, format, err := image.Decode(bytes.NewReader(png))
-		if err != nil {
-			t.Fatalf("screenshot does not decode: %v", err)
-		}
-		if b := img.Bounds(); format != "png" || b.Dx() < 100 || b.Dy() < 100 {
-			t.Fatalf("screenshot %s %v", format, b)
+		if b := decodePNGShot(t, raw).Bounds(); b.Dx() < 100 || b.Dy() < 100 {
+			t.Fatalf("screenshot %v", b)
 		}
 	})
 

@@ -17,7 +17,6 @@ import (
 
 	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
-	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -25,21 +24,7 @@ import (
 // through web-ext) and the pages for one test and stops them when it ends.
 func newFirefoxStack(t testing.TB) *harness.FirefoxStack {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout+harness.FirefoxHelloTimeout)
-	defer cancel()
-	s, err := harness.StartFirefoxStack(ctx)
-	if err != nil {
-		t.Fatalf("starting reins and firefox: %v", err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(s.Diagnostics())
-		}
-		if err := s.Close(); err != nil {
-			t.Errorf("stopping reins: %v\n%s", err, harness.Tail(s.Reins.Output(), 40))
-		}
-	})
-	return s
+	return startFor(t, "firefox", setupTimeout+harness.FirefoxHelloTimeout, harness.StartFirefoxStack)
 }
 
 // TestFirefoxExtension runs against one reins and one Firefox ESR: the
@@ -50,36 +35,7 @@ func TestFirefoxExtension(t *testing.T) {
 	s := newFirefoxStack(t)
 
 	t.Run("hello says firefox", func(t *testing.T) {
-		want, err := harness.ExtensionVersion()
-		if err != nil {
-			t.Fatal(err)
-		}
-		bs, err := s.Reins.Client.Browsers(within(t, 10*time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(bs) != 1 {
-			t.Fatalf("%d browsers, want 1: %+v", len(bs), bs)
-		}
-		b := bs[0]
-		h := b.Hello
-		for _, c := range []struct {
-			what string
-			ok   bool
-		}{
-			{"version 3", h.Version == wire.ProtocolVersion},
-			{"extensionVersion " + want, h.ExtensionVersion == want},
-			{"browser Firefox", h.Browser == "Firefox"},
-			{"browserEngine firefox", h.BrowserEngine == wire.EngineFirefox && b.Engine == wire.EngineFirefox},
-			{"a UUID instanceId", uuidish.MatchString(h.InstanceID)},
-			{"a UUID browserSessionId", uuidish.MatchString(h.BrowserSessionID) && h.BrowserSessionID != h.InstanceID},
-			{"a Firefox user agent", strings.Contains(h.UserAgent, "Firefox/")},
-			{"extension mode", b.Mode == hub.ModeExtension},
-		} {
-			if !c.ok {
-				t.Errorf("hello lacks %s: %+v", c.what, h)
-			}
-		}
+		checkHello(t, s.Reins, "Firefox", wire.EngineFirefox, "Firefox/")
 	})
 	t.Run("restricted Mozilla pages are refused before navigating", func(t *testing.T) {
 		firefoxRestricted(t, s)
@@ -164,21 +120,7 @@ func TestFirefoxExtension(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var shot struct {
-			Data string `json:"data"`
-		}
-		if err := json.Unmarshal(raw, &shot); err != nil {
-			t.Fatal(err)
-		}
-		png, err := base64.StdEncoding.DecodeString(shot.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, format, err := image.Decode(bytes.NewReader(png))
-		if err != nil || format != "png" {
-			t.Fatalf("clip screenshot: %s %v", format, err)
-		}
-		if b := img.Bounds(); b.Dx() != 400 || b.Dy() != 160 {
+		if b := decodePNGShot(t, raw).Bounds(); b.Dx() != 400 || b.Dy() != 160 {
 			t.Fatalf("a 200×80 clip at scale 2 is %v", b)
 		}
 		raw, err = s.Reins.Client.CDP(ctx, tab.ID, "Page.getLayoutMetrics", nil)

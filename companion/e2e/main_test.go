@@ -23,20 +23,37 @@ const setupTimeout = 60 * time.Second
 
 // newStack starts reins, Chromium and the pages for one test and stops them
 // when it ends, checking that reins exits cleanly on SIGTERM.
-func newStack(t testing.TB) *harness.Stack {
+func newStack(t testing.TB, opts ...harness.ChromiumOption) *harness.Stack {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	return startFor(t, "chromium", setupTimeout, func(ctx context.Context) (*harness.Stack, error) {
+		return harness.StartStack(ctx, opts...)
+	})
+}
+
+// stack is what startFor needs of a harness stack.
+type stack interface {
+	Close() error
+	Diagnostics() string
+	ReinsOutput() string
+}
+
+// startFor starts a stack for one test within d and stops it when the test
+// ends, checking that reins exits cleanly on SIGTERM; a failed test logs
+// the processes' output.
+func startFor[S stack](t testing.TB, browser string, d time.Duration, start func(context.Context) (S, error)) S {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	s, err := harness.StartStack(ctx)
+	s, err := start(ctx)
 	if err != nil {
-		t.Fatalf("starting reins and chromium: %v", err)
+		t.Fatalf("starting reins and %s: %v", browser, err)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Log(s.Diagnostics())
 		}
 		if err := s.Close(); err != nil {
-			t.Errorf("stopping reins: %v\n%s", err, harness.Tail(s.Reins.Output(), 40))
+			t.Errorf("stopping reins: %v\n%s", err, harness.Tail(s.ReinsOutput(), 40))
 		}
 	})
 	return s

@@ -126,11 +126,6 @@ func BenchmarkMCPTools(b *testing.B) {
 	}
 }
 
-// rssKiB reads a process's resident set size from /proc.
-func rssKiB(tb testing.TB, pid int) int {
-	return procStatusKiB(tb, pid)["VmRSS"]
-}
-
 // procStatusKiB reads the kB fields of /proc/PID/status: VmRSS, and its
 // parts RssAnon (heap, stacks), RssFile (the binary and its libraries) and
 // RssShmem.

@@ -18,7 +18,8 @@ import (
 type OriginRule int
 
 const (
-	// NoWebOrigin refuses any Origin at all.
+	// NoWebOrigin refuses any Origin at all: the zero value, so a route
+	// that names no rule admits no web page.
 	NoWebOrigin OriginRule = iota
 	// ExtensionOrigin accepts our browser extensions' origins only.
 	ExtensionOrigin

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/reinshq/reins/companion/internal/jsonrpc"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -176,11 +177,7 @@ type frameConn interface {
 }
 
 func writeEvent(ctx context.Context, conn frameConn, event string, params any) error {
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return err
-	}
-	data, err := json.Marshal(wire.Evt{Event: event, Params: raw})
+	data, err := jsonrpc.Browspark.EncodeNotification(jsonrpc.Request{Method: event, Params: params})
 	if err != nil {
 		return err
 	}

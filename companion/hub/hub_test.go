@@ -68,6 +68,27 @@ func dial(t testing.TB, e *env, h wire.Hello) *hubtest.Ext {
 	return x
 }
 
+// oneBrowser runs a hub with one fake extension connected, and returns
+// the hub's change signal.
+func oneBrowser(t testing.TB) (*env, chan struct{}, *hubtest.Ext) {
+	t.Helper()
+	changed, notify := changeSignal()
+	e := newEnv(t, hub.Options{OnChange: notify})
+	return e, changed, dial(t, e, hello("i", "s"))
+}
+
+// hangUntilGone makes x answer method only when its connection ends; each
+// call that reaches x is reported on the returned channel.
+func hangUntilGone(x *hubtest.Ext, method string) <-chan struct{} {
+	started := make(chan struct{}, 16)
+	x.Handle(method, func(json.RawMessage) (any, error) {
+		started <- struct{}{}
+		<-x.Done()
+		return nil, errors.New("gone")
+	})
+	return started
+}
+
 // waitFor waits for cond with a deadline, re-checking whenever the hub
 // reports a change.
 func waitFor(t testing.TB, changed <-chan struct{}, what string, cond func() bool) {
@@ -286,15 +307,8 @@ func TestRequestTimeout(t *testing.T) {
 }
 
 func TestDisconnectMidRequestFailsFast(t *testing.T) {
-	changed, notify := changeSignal()
-	e := newEnv(t, hub.Options{OnChange: notify})
-	x := dial(t, e, hello("i", "s"))
-	started := make(chan struct{}, 8)
-	x.Handle(wire.MethodCDP, func(json.RawMessage) (any, error) {
-		started <- struct{}{}
-		<-x.Done()
-		return nil, errors.New("gone")
-	})
+	e, changed, x := oneBrowser(t)
+	started := hangUntilGone(x, wire.MethodCDP)
 	id := sharedTab(t, e, changed, x, 7)
 	const n = 5
 	errs := make(chan error, n)
@@ -369,9 +383,7 @@ func (l *syncLog) String() string {
 }
 
 func TestErrorCodesTravel(t *testing.T) {
-	changed, notify := changeSignal()
-	e := newEnv(t, hub.Options{OnChange: notify})
-	x := dial(t, e, hello("i", "s"))
+	e, changed, x := oneBrowser(t)
 	x.Handle(wire.MethodCDP, func(json.RawMessage) (any, error) {
 		return nil, wire.Errorf(wire.CodeNotShared, "tab is not shared")
 	})
@@ -387,9 +399,7 @@ func TestErrorCodesTravel(t *testing.T) {
 }
 
 func TestCompanionChecksSharingAndURL(t *testing.T) {
-	changed, notify := changeSignal()
-	e := newEnv(t, hub.Options{OnChange: notify})
-	x := dial(t, e, hello("i", "s"))
+	e, changed, x := oneBrowser(t)
 	calls := make(chan struct{}, 10)
 	x.Handle(wire.MethodCDP, func(json.RawMessage) (any, error) { calls <- struct{}{}; return map[string]any{}, nil })
 	x.SendTabs([]wire.TabInfo{
@@ -416,9 +426,7 @@ func TestCompanionChecksSharingAndURL(t *testing.T) {
 // around the tools' URL rules: file: (the data dir's secrets.json), a
 // Windows share or an app scheme is refused before it reaches the browser.
 func TestCDPNavigationStaysOnTheWeb(t *testing.T) {
-	changed, notify := changeSignal()
-	e := newEnv(t, hub.Options{OnChange: notify})
-	x := dial(t, e, hello("i", "s"))
+	e, changed, x := oneBrowser(t)
 	calls := make(chan string, 10)
 	x.Handle(wire.MethodCDP, func(p json.RawMessage) (any, error) {
 		var c wire.CDPParams
@@ -504,15 +512,8 @@ func TestConcurrentCDPNoMisrouting(t *testing.T) {
 }
 
 func TestShutdownClosesExtensionsAndFailsPending(t *testing.T) {
-	changed, notify := changeSignal()
-	e := newEnv(t, hub.Options{OnChange: notify})
-	x := dial(t, e, hello("i", "s"))
-	started := make(chan struct{}, 1)
-	x.Handle(wire.MethodCDP, func(json.RawMessage) (any, error) {
-		started <- struct{}{}
-		<-x.Done()
-		return nil, errors.New("gone")
-	})
+	e, changed, x := oneBrowser(t)
+	started := hangUntilGone(x, wire.MethodCDP)
 	id := sharedTab(t, e, changed, x, 1)
 	errc := make(chan error, 1)
 	go func() {
@@ -552,9 +553,7 @@ func TestPolicyReachesExtensions(t *testing.T) {
 }
 
 func TestTabEventsAndSubscriptions(t *testing.T) {
-	changed, notify := changeSignal()
-	e := newEnv(t, hub.Options{OnChange: notify})
-	x := dial(t, e, hello("i", "s"))
+	e, changed, x := oneBrowser(t)
 	id := sharedTab(t, e, changed, x, 9)
 	got := make(chan hub.TabEvent, 10)
 	cancel := e.hub.SubscribeTab(id, func(ev hub.TabEvent) { got <- ev })
@@ -629,9 +628,7 @@ func TestGraphPushedOnlyToGraphProfilesAndOnlyWhenChanged(t *testing.T) {
 }
 
 func TestPoliciesArriveInOrder(t *testing.T) {
-	changed, notify := changeSignal()
-	e := newEnv(t, hub.Options{OnChange: notify})
-	x := dial(t, e, hello("i", "s"))
+	e, changed, x := oneBrowser(t)
 	waitFor(t, changed, "browser", func() bool { return len(e.hub.Browsers()) == 1 })
 	for i := range 50 {
 		e.hub.SetPolicy(wire.Policy{Paused: i%2 == 0, Disabled: []string{strconv.Itoa(i)}})

@@ -109,47 +109,6 @@ func (h *Hub) DownloadsList(ctx context.Context, browserID string) (json.RawMess
 	return h.Request(ctx, browserID, wire.MethodDownloadsList, nil)
 }
 
-// ExtensionsList lists installed extensions (needs the person's consent).
-func (h *Hub) ExtensionsList(ctx context.Context, browserID, client string) (json.RawMessage, error) {
-	return h.Request(ctx, browserID, wire.MethodExtensionsList, wire.ExtensionParams{Client: client})
-}
-
-// ExtensionsInfo describes one installed extension.
-func (h *Hub) ExtensionsInfo(ctx context.Context, browserID, id, client string) (json.RawMessage, error) {
-	return h.Request(ctx, browserID, wire.MethodExtensionsInfo, wire.ExtensionParams{ID: id, Client: client})
-}
-
-// ExtensionsSetEnabled enables or disables an extension.
-func (h *Hub) ExtensionsSetEnabled(ctx context.Context, browserID, id string, enabled bool, client string) (json.RawMessage, error) {
-	return h.Request(ctx, browserID, wire.MethodExtensionsSetEnabled, wire.ExtensionParams{ID: id, Enabled: &enabled, Client: client})
-}
-
-// ExtensionsUninstall uninstalls an extension after the browser's own
-// confirmation dialog.
-func (h *Hub) ExtensionsUninstall(ctx context.Context, browserID, id, client string) (json.RawMessage, error) {
-	return h.Request(ctx, browserID, wire.MethodExtensionsUninstall, wire.ExtensionParams{ID: id, Client: client})
-}
-
-// ExtensionsOptions opens an extension's options page in a tab.
-func (h *Hub) ExtensionsOptions(ctx context.Context, browserID, id, client string) (json.RawMessage, error) {
-	return h.Request(ctx, browserID, wire.MethodExtensionsOptions, wire.ExtensionParams{ID: id, Client: client})
-}
-
-// ExtensionsMessage sends a JSON message to another extension and returns
-// its {reply}.
-func (h *Hub) ExtensionsMessage(ctx context.Context, browserID, id string, message json.RawMessage, client string) (json.RawMessage, error) {
-	if !json.Valid(message) {
-		return nil, wire.Errorf(wire.CodeBadParams, "extension message must be JSON")
-	}
-	return h.Request(ctx, browserID, wire.MethodExtensionsMessage, wire.ExtensionParams{ID: id, Message: message, Client: client})
-}
-
-// ToolsCatalog stores the tool catalog in the extension for its Tools page.
-func (h *Hub) ToolsCatalog(ctx context.Context, browserID string, catalog wire.ToolsCatalog) error {
-	_, err := h.Request(ctx, browserID, wire.MethodToolsCatalog, catalog)
-	return err
-}
-
 // GraphState sends a graph snapshot; false means the profile disabled Graph.
 func (h *Hub) GraphState(ctx context.Context, browserID string, g wire.ConnectionGraph) (bool, error) {
 	b, err := h.Browser(browserID)
@@ -226,4 +185,15 @@ func (h *Hub) PushGraph(ctx context.Context, g wire.ConnectionGraph) {
 			b.mu.Unlock()
 		}
 	}
+}
+
+// ExtensionsList lists the browser's installed extensions (needs the
+// person's consent: the management permission).
+func (h *Hub) ExtensionsList(ctx context.Context, browserID, client string) (json.RawMessage, error) {
+	return h.Request(ctx, browserID, wire.MethodExtensionsList, wire.ExtensionParams{Client: client})
+}
+
+// ExtensionsSetEnabled enables or disables one installed extension.
+func (h *Hub) ExtensionsSetEnabled(ctx context.Context, browserID, id string, enabled bool, client string) (json.RawMessage, error) {
+	return h.Request(ctx, browserID, wire.MethodExtensionsSetEnabled, wire.ExtensionParams{ID: id, Enabled: &enabled, Client: client})
 }

@@ -1,21 +1,20 @@
 package hub
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"sync"
-	"sync/atomic"
-	"time"
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
+	"github.com/reinshq/reins/companion/internal/jsonrpc"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -67,7 +66,8 @@ func localPort(r *http.Request) int {
 }
 
 // serveConn runs one extension socket: the hello and the link handshake
-// under a small frame limit and one deadline, then the browser's frames.
+// under a small frame limit and one deadline, then the browser's frames on
+// the link.
 func (h *Hub) serveConn(ctx context.Context, conn *websocket.Conn, p peer) {
 	conn.SetReadLimit(MaxPreAuthFrame)
 	hello, ok := h.handshake(ctx, conn, p, sync.OnceFunc(h.unauth.release))
@@ -84,41 +84,45 @@ func (h *Hub) serveConn(ctx context.Context, conn *websocket.Conn, p peer) {
 			return
 		}
 	}
-	link := &wsLink{conn: conn, pending: map[int64]chan reply{}, closed: make(chan struct{})}
+	link := newWSLink(h, conn)
 	b, err := h.Attach(hello, ModeExtension, link)
 	if err != nil {
-		conn.Close(websocket.StatusGoingAway, err.Error())
+		link.attached(nil)
+		link.Close(err)
+		link.rpc.Wait()
 		return
 	}
-	link.mu.Lock()
-	link.browserID = b.ID
-	link.mu.Unlock()
-	for {
-		typ, data, err := conn.Read(ctx)
-		if err != nil {
-			b.detach(wire.Errorf(wire.CodeNoSuchBrowser, "browser %s disconnected", b.ID), closeCause(err))
-			return
-		}
-		f, ok := parseFrame(typ, data)
-		if !ok {
-			b.detach(wire.Errorf(wire.CodeNoSuchBrowser, "browser %s sent a frame that is not a JSON object", b.ID), wire.Errorf(wire.CodeBadFrame, "frame is not a JSON object"))
-			return
-		}
-		switch {
-		case f.Event != "":
-			b.Handle(f.Event, f.Params)
-		case f.ID != nil && f.Method == "":
-			link.deliver(*f.ID, f)
-		default:
-			h.log.Debug("unexpected frame ignored", "browser", b.ID)
-		}
+	link.attached(b)
+	<-link.rpc.Done()
+	cause := linkCause(link.rpc.Err())
+	if wire.CodeOf(cause) == wire.CodeBadFrame {
+		b.detach(wire.Errorf(wire.CodeNoSuchBrowser, "browser %s sent a frame that is not a JSON object", b.ID), cause)
+	} else {
+		b.detach(wire.Errorf(wire.CodeNoSuchBrowser, "browser %s disconnected", b.ID), cause)
 	}
+	link.rpc.Wait()
 }
 
-// closeCause says why a read ended the link.
-func closeCause(err error) error {
+// closedBy marks the cause of a link the companion closed (wsLink.Close),
+// as against what ended the read.
+type closedBy struct{ cause error }
+
+func (c closedBy) Error() string { return c.cause.Error() }
+func (c closedBy) Unwrap() error { return c.cause }
+
+// linkCause says why a link ended, as an error whose wire code picks the
+// close code (wire.CloseCode): the cause the companion closed it with, or
+// what ended the read.
+func linkCause(err error) error {
+	var by closedBy
+	if errors.As(err, &by) {
+		return by.cause
+	}
 	tooLarge := wire.Errorf(wire.CodeFrameTooLarge, "frame over 64 MiB")
-	if errors.Is(err, websocket.ErrMessageTooBig) {
+	if errors.Is(err, jsonrpc.ErrProtocol) {
+		return wire.Errorf(wire.CodeBadFrame, "frame is not a JSON object")
+	}
+	if errors.Is(err, websocket.ErrMessageTooBig) || isReadLimit(err) {
 		return tooLarge
 	}
 	var ce websocket.CloseError
@@ -131,154 +135,108 @@ func closeCause(err error) error {
 		}
 		return fmt.Errorf("closed (%d)", ce.Code)
 	}
-	if errors.Is(err, errLinkClosed) {
+	if err == nil {
 		return errors.New("closed by companion")
-	}
-	if isReadLimit(err) {
-		return tooLarge
 	}
 	return errors.New("connection lost")
 }
 
-// parseFrame decodes a frame and reports whether it is a JSON object.
+// parseFrame decodes a frame and reports whether it is a JSON object in a
+// text message.
 func parseFrame(typ websocket.MessageType, data []byte) (wire.Frame, bool) {
-	var f wire.Frame
 	if typ != websocket.MessageText {
-		return f, false
+		return wire.Frame{}, false
 	}
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return f, false
-	}
-	if err := json.Unmarshal(data, &f); err != nil {
-		return f, false
-	}
-	return f, true
+	f, err := jsonrpc.DecodeFrame(data)
+	return f, err == nil
 }
 
-var errLinkClosed = errors.New("link closed")
-
-// writeTimeout bounds one frame write to an extension.
-const writeTimeout = 10 * time.Second
-
-type reply struct {
-	result json.RawMessage
-	err    error
-}
-
-// wsLink is the RoundTripper over an extension's WebSocket. Any number of
-// requests may be in flight; each waits on its own channel keyed by id.
+// wsLink is the RoundTripper over an extension's WebSocket: the shared
+// JSON-RPC client in the browspark dialect. Its writes never use a
+// caller's context (see companion/internal/jsonrpc), so one caller giving
+// up cannot drop the browser for everyone; a peer that cannot take a frame
+// within jsonrpc.DefaultWriteTimeout is too slow and is closed.
 type wsLink struct {
-	conn      *websocket.Conn
-	browserID string // guarded by mu: Attach names the browser after the link exists
-	nextID    atomic.Int64
+	rpc *jsonrpc.Conn
+	log *slog.Logger
 
-	mu       sync.Mutex
-	pending  map[int64]chan reply
-	closed   chan struct{}
-	closeErr error
-	once     sync.Once
+	// ready is closed once Attach has named the browser; events wait for
+	// it, since the link exists (and may read) before the browser does.
+	ready chan struct{}
+	b     *Browser
+}
+
+func newWSLink(h *Hub, conn *websocket.Conn) *wsLink {
+	l := &wsLink{log: h.log, ready: make(chan struct{})}
+	status := func(cause error) (websocket.StatusCode, string) {
+		cause = linkCause(cause)
+		return websocket.StatusCode(wire.CloseCode(cause)), truncate(cause.Error(), 120)
+	}
+	l.rpc = jsonrpc.New(jsonrpc.NewWebSocket(conn, status), jsonrpc.Options{
+		Dialect:    jsonrpc.Browspark,
+		OnEvent:    l.event,
+		MaxMessage: wire.MaxFrameBytes,
+	})
+	return l
+}
+
+// attached names the link's browser (nil: Attach refused it).
+func (l *wsLink) attached(b *Browser) {
+	l.b = b
+	close(l.ready)
+}
+
+func (l *wsLink) event(in jsonrpc.Incoming) {
+	<-l.ready
+	if l.b == nil {
+		return
+	}
+	if in.Method == "" {
+		l.log.Debug("unexpected frame ignored", "browser", l.b.ID)
+		return
+	}
+	l.b.Handle(in.Method, in.Params)
 }
 
 func (l *wsLink) RoundTrip(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	id := l.nextID.Add(1)
-	data, err := json.Marshal(wire.Req{ID: id, Method: method, Params: params})
-	if err != nil {
-		return nil, wire.Errorf(wire.CodeBadParams, "encoding %s params: %v", method, err)
-	}
-	if len(data) > wire.MaxFrameBytes {
+	res, err := l.rpc.Call(ctx, jsonrpc.Request{Method: method, Params: params})
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.Is(err, jsonrpc.ErrTooBig):
 		return nil, wire.Errorf(wire.CodeBadParams, "%s request is over 64 MiB", method)
+	case errors.Is(err, jsonrpc.ErrClosed):
+		return nil, l.closedErr(err)
 	}
-	ch := make(chan reply, 1)
-	l.mu.Lock()
-	if l.pending == nil {
-		l.mu.Unlock()
-		return nil, l.closeErr
-	}
-	l.pending[id] = ch
-	l.mu.Unlock()
+	return nil, err
+}
 
-	// The write has its own deadline: the library closes the connection
-	// when a write's context ends mid-frame, and one caller giving up must
-	// not drop the browser for everyone. A peer that cannot take a frame in
-	// writeTimeout is too slow and is closed.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
-	err = l.conn.Write(wctx, websocket.MessageText, data)
-	cancel()
-	if err != nil {
-		l.forget(id)
-		select {
-		case <-l.closed:
-			return nil, l.closeErr
-		default:
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		l.mu.Lock()
-		id := l.browserID
-		l.mu.Unlock()
-		return nil, wire.Errorf(wire.CodeNoSuchBrowser, "sending %s to browser %s: %v", method, id, err)
-	}
+// closedErr is what callers of a closed link get: no_such_browser, with why.
+func (l *wsLink) closedErr(err error) error {
+	id := ""
 	select {
-	case r := <-ch:
-		return r.result, r.err
-	case <-ctx.Done():
-		l.forget(id)
-		return nil, ctx.Err()
-	case <-l.closed:
-		return nil, l.closeErr
-	}
-}
-
-func (l *wsLink) forget(id int64) {
-	l.mu.Lock()
-	if l.pending != nil {
-		delete(l.pending, id)
-	}
-	l.mu.Unlock()
-}
-
-func (l *wsLink) deliver(id int64, f wire.Frame) {
-	l.mu.Lock()
-	ch := l.pending[id]
-	delete(l.pending, id)
-	l.mu.Unlock()
-	if ch == nil {
-		return // answered after its caller gave up
-	}
-	if f.Error != "" || f.Code != "" {
-		msg := f.Error
-		if msg == "" {
-			msg = string(f.Code)
+	case <-l.ready:
+		if l.b != nil {
+			id = l.b.ID
 		}
-		ch <- reply{err: wire.Remote(msg, f.Code)}
-		return
+	default:
 	}
-	ch <- reply{result: f.Result}
+	return wire.Errorf(wire.CodeNoSuchBrowser, "browser %s disconnected: %w", id, linkCause(err))
 }
 
+// Notify sends an event and returns once it is written.
 func (l *wsLink) Notify(event string, params any) error {
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	defer cancel()
-	return writeEvent(ctx, l.conn, event, params)
+	err := l.rpc.Notify(context.Background(), jsonrpc.Request{Method: event, Params: params})
+	if errors.Is(err, jsonrpc.ErrClosed) {
+		return l.closedErr(err)
+	}
+	return err
 }
 
 // Close fails every pending request at once, then sends a close frame
 // whose code follows cause's code.
 func (l *wsLink) Close(cause error) {
-	l.once.Do(func() {
-		l.mu.Lock()
-		l.closeErr = wire.Errorf(wire.CodeNoSuchBrowser, "browser %s disconnected: %w", l.browserID, cause)
-		pending := l.pending
-		l.pending = nil
-		close(l.closed)
-		l.mu.Unlock()
-		for _, ch := range pending {
-			ch <- reply{err: l.closeErr}
-		}
-		l.conn.Close(websocket.StatusCode(wire.CloseCode(cause)), truncate(cause.Error(), 120))
-	})
+	l.rpc.Close(closedBy{cause})
 }
 
 // truncate cuts s to at most n bytes on a rune boundary: a close reason

@@ -17,6 +17,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+
+	"github.com/reinshq/reins/internal/atomicfile"
 )
 
 // KeyFile is the link key's file name in the data dir (mode 0600).
@@ -120,26 +122,10 @@ func LoadOrCreate(dataDir string) (k Key, replaced bool, err error) {
 	return k, replaced, nil
 }
 
-// writeExclusive writes data to a temp file and links it into place, so a
-// reader never sees half a key and an existing key is never overwritten.
+// writeExclusive writes the key whole where none is, so a reader never
+// sees half a key and an existing key is never overwritten.
 func writeExclusive(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".link-key-*")
-	if err != nil {
-		return fmt.Errorf("writing the link key: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return fmt.Errorf("writing the link key: %w", err)
-	}
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		return fmt.Errorf("writing the link key: %w", err)
-	}
-	if err := os.Link(tmp, path); err != nil {
+	if err := atomicfile.Create(path, data, 0o600); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return err
 		}

@@ -102,6 +102,7 @@ func New(opts Options) *Server {
 		Instructions: "Reins drives the person's own logged-in browser. Tools act only on tabs the person shared with Reins; " +
 			"your tabs are kept in a tab group named after you. The person can pause automation at any time: tools then fail with code paused.",
 		Capabilities: &sdk.ServerCapabilities{
+			//lint:ignore SA1019 deprecated from protocol 2026-07-28, still served to clients of earlier versions
 			Logging: &sdk.LoggingCapabilities{},
 			Tools:   &sdk.ToolCapabilities{ListChanged: true},
 		},

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/reinshq/reins/internal/atomicfile"
 )
 
 // Identity of the host and of the extension allowed to start it.
@@ -153,15 +155,18 @@ func validExtensionID(id string) bool {
 
 // LaunchedByBrowser reports whether args (without the program name) are
 // what a browser passes a native host: Chromium passes the caller's origin
-// (and on Windows --parent-window), Firefox the manifest path and the
-// extension id. cmd/reins uses it to run the host for such a launch.
+// first (and --parent-window=N on Windows), Firefox the manifest's path and
+// the add-on id. Only those positions count, so a command that merely
+// names the add-on id (reins token issue reins@reins.dev) is not a launch.
+// The reins command line uses it to run the host for such a launch.
 func LaunchedByBrowser(args []string) bool {
-	for _, a := range args {
-		if strings.HasPrefix(a, "chrome-extension://") || a == FirefoxExtensionID {
-			return true
-		}
+	if len(args) == 0 {
+		return false
 	}
-	return false
+	if strings.HasPrefix(args[0], "chrome-extension://") {
+		return true
+	}
+	return len(args) >= 2 && strings.HasSuffix(args[0], ".json") && args[1] == FirefoxExtensionID
 }
 
 // File is one manifest to put on disk.
@@ -407,21 +412,7 @@ func writeManifest(p string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(p), ".reins-manifest-*.tmp")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(f.Name(), 0o644)); err != nil {
-		_ = os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), p); err != nil {
-		_ = os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return atomicfile.Write(p, data, 0o644)
 }
 
 // isAbs judges a path by the target system's rules, so a Windows layout can

@@ -226,6 +226,9 @@ func TestLaunchedByBrowser(t *testing.T) {
 		{nil, false},
 		{[]string{"headless"}, false},
 		{[]string{"token", "issue", "claude"}, false},
+		{[]string{"token", "issue", "reins@reins.dev"}, false},
+		{[]string{"token", "issue", "chrome-extension://cahakjcjmollcmebjjnhhlhcdhipahla/"}, false},
+		{[]string{"version"}, false},
 	} {
 		if got := LaunchedByBrowser(c.args); got != c.want {
 			t.Errorf("LaunchedByBrowser(%q) = %v", c.args, got)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/linkauth"
+	"github.com/reinshq/reins/internal/atomicfile"
 )
 
 // DefaultPort is where the companion listens unless --port says otherwise.
@@ -45,18 +46,7 @@ func WritePort(dataDir string, port int) error {
 	if port <= 0 || port > 65535 {
 		return fmt.Errorf("write port file: port %d out of range", port)
 	}
-	f, err := os.CreateTemp(dataDir, ".port-*.tmp")
-	if err != nil {
-		return fmt.Errorf("write port file: %w", err)
-	}
-	_, werr := f.WriteString(strconv.Itoa(port) + "\n")
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("write port file: %w", err)
-	}
-	if err := os.Rename(f.Name(), filepath.Join(dataDir, PortFileName)); err != nil {
-		_ = os.Remove(f.Name())
+	if err := atomicfile.Write(filepath.Join(dataDir, PortFileName), []byte(strconv.Itoa(port)+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write port file: %w", err)
 	}
 	return nil

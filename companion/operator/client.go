@@ -47,10 +47,19 @@ type client struct {
 	session   *tools.Session
 	cancel    context.CancelFunc
 	done      chan struct{}
+
+	// http is the backend's own: its connections go when the client
+	// stops, where a shared transport would keep them (and their
+	// goroutines) for the life of the process.
+	http *http.Client
+	// cmds counts the command goroutines; the client's run ends after
+	// them, so no result is posted by a client that has stopped.
+	cmds sync.WaitGroup
 }
 
 func newClient(m *Manager, r Record) *client {
-	return &client{m: m, rec: r, slots: make(chan struct{}, MaxRunning)}
+	return &client{m: m, rec: r, slots: make(chan struct{}, MaxRunning),
+		http: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}}
 }
 
 func (c *client) state() State {
@@ -107,6 +116,8 @@ func (c *client) setConnected(ok bool, errText string) {
 func (c *client) run(ctx context.Context) {
 	defer close(c.done)
 	defer c.setConnected(false, "")
+	defer c.http.CloseIdleConnections()
+	defer c.cmds.Wait()
 	backoff := c.m.opts.MinBackoff
 	for {
 		token, err := c.m.opts.Secrets.Backend(c.rec.ID)
@@ -195,7 +206,9 @@ func (c *client) exec(ctx context.Context, raw []byte, send func(resultMsg) erro
 	c.lastSeen = time.Now()
 	c.mu.Unlock()
 	c.m.opts.OnChange()
+	c.cmds.Add(1)
 	go func() {
+		defer c.cmds.Done()
 		var msg resultMsg
 		select {
 		case c.slots <- struct{}{}:
@@ -264,7 +277,7 @@ func (c *client) runWebSocket(ctx context.Context, token string) (outcome, error
 		return outcomeRetry, err
 	}
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	conn, _, err := websocket.Dial(dctx, u, nil)
+	conn, _, err := websocket.Dial(dctx, u, &websocket.DialOptions{HTTPClient: c.http})
 	cancel()
 	if err != nil {
 		return outcomeRetry, fmt.Errorf("connecting to %s: %w", u, err)
@@ -340,8 +353,6 @@ func (c *client) endpoint(path string) string {
 	return c.rec.ServerURL + strings.ReplaceAll(path, "{target}", url.PathEscape(c.rec.Target))
 }
 
-var httpClient = &http.Client{}
-
 func (c *client) runSSE(ctx context.Context, token string) (outcome, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.endpoint(c.rec.CommandPath), nil)
 	if err != nil {
@@ -350,7 +361,7 @@ func (c *client) runSSE(ctx context.Context, token string) (outcome, error) {
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Cache-Control", "no-cache")
-	resp, err := httpClient.Do(req)
+	resp, err := c.http.Do(req)
 	if err != nil {
 		return outcomeRetry, fmt.Errorf("opening the command stream: %w", err)
 	}
@@ -405,7 +416,7 @@ func (c *client) postResult(ctx context.Context, token string, r resultMsg) erro
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := httpClient.Do(req)
+	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("posting a result: %w", err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/reinshq/reins/companion/pairing"
 	"github.com/reinshq/reins/companion/tools"
 	"github.com/reinshq/reins/companion/wire"
+	"github.com/reinshq/reins/internal/atomicfile"
 )
 
 // Secrets keeps backend tokens; the token store's keychain implements it.
@@ -271,11 +272,10 @@ func (m *Manager) saveLocked() error {
 	if err := os.MkdirAll(filepath.Dir(m.path), 0o700); err != nil {
 		return err
 	}
-	tmp := m.path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	if err := atomicfile.Write(m.path, data, 0o600); err != nil {
 		return fmt.Errorf("saving backends: %w", err)
 	}
-	return os.Rename(tmp, m.path)
+	return nil
 }
 
 // PrincipalID is the principal a backend's commands run as. It owns the

@@ -38,10 +38,12 @@ type Info struct {
 	InputSchema json.RawMessage
 	ReadOnly    bool // MCP readOnlyHint
 	Destructive bool // MCP destructiveHint
-	// Mutating tools are refused while a live-view viewer has taken the tab
-	// over. The actions among them that act on what the agent last saw
-	// (clicks, typing, keys, drags, form_input, upload_image,
-	// javascript_tool) also get the TOCTOU origin guard.
+	// Mutating says the tool changes the page or the browser. It is a
+	// description for the catalog's readers, checked against ReadOnly and
+	// Destructive by the tests; nothing is enforced from it. What a live-view
+	// take-over refuses is each call that asks for its tab to act on
+	// (accessAct), and the TOCTOU origin guard is called by the actions
+	// that act on what the agent last saw.
 	Mutating  bool
 	Batchable bool // may run inside browser_batch
 	// Extended marks Reins' own tools, beyond the Browser Operator catalog:

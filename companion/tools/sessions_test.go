@@ -40,7 +40,7 @@ func TestTwoSessionsInParallel(t *testing.T) {
 					{"read_page", map[string]any{"tabId": tab, "filter": "interactive"}},
 					{"navigate", map[string]any{"tabId": tab, "url": r.url + "/record"}},
 				} {
-					raw := fmt.Sprintf(`%s`, mustJSON(step.args))
+					raw := mustJSON(step.args)
 					if res := r.e.Call(context.Background(), s, step.tool, []byte(raw)); res.IsError {
 						errs <- fmt.Errorf("%s %s: %s", a, step.tool, text(res))
 						return

@@ -94,7 +94,6 @@ type navState struct {
 	done            bool
 	closed          bool
 	detached        bool
-	failed          string
 	committedLoader string
 }
 
@@ -138,13 +137,13 @@ func (n *navState) feed(ev hub.TabEvent) {
 	default:
 		return
 	}
-	frame := p.FrameID
+	// A frameNavigated without a parent is the main frame's; the other
+	// events name their frame.
 	if ev.Method == "Page.frameNavigated" {
-		frame = p.Frame.ID
 		if p.Frame.ParentID != "" {
 			return
 		}
-	} else if n.mainFrame != "" && frame != n.mainFrame {
+	} else if n.mainFrame != "" && p.FrameID != n.mainFrame {
 		return
 	}
 	switch ev.Method {

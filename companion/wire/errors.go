@@ -193,29 +193,23 @@ func closeOf(err error) int {
 	return 0
 }
 
-// Sentinel errors, one per code the Go side matches on. Wrap them with %w;
-// CodeOf finds the code.
+// Sentinel errors for the codes that callers test for with errors.Is (any
+// *Error of the same code matches). Wrap them with %w; CodeOf finds the
+// code of any error.
 var (
-	ErrUnknownMethod   = &Error{Code: CodeUnknownMethod, Message: "unknown method"}
-	ErrUnknownTool     = &Error{Code: CodeUnknownTool, Message: "unknown tool"}
-	ErrBadParams       = &Error{Code: CodeBadParams, Message: "bad params"}
-	ErrNoSuchTab       = &Error{Code: CodeNoSuchTab, Message: "no such tab"}
-	ErrTabNotInSession = &Error{Code: CodeTabNotInSession, Message: "tab not in session"}
-	ErrNoSuchSession   = &Error{Code: CodeNoSuchSession, Message: "no such session"}
-	ErrNoSuchBrowser   = &Error{Code: CodeNoSuchBrowser, Message: "no such browser"}
-	ErrAttachFailed    = &Error{Code: CodeAttachFailed, Message: "attach failed"}
-	ErrRestrictedURL   = &Error{Code: CodeRestrictedURL, Message: "restricted url"}
-	ErrBlockedURL      = &Error{Code: CodeBlockedURL, Message: "blocked url"}
-	ErrNavigatedAway   = &Error{Code: CodeNavigatedAway, Message: "navigated away"}
-	ErrTimeout         = &Error{Code: CodeTimeout, Message: "timeout"}
-	ErrInternal        = &Error{Code: CodeInternal, Message: "internal error"}
-	ErrPaused          = &Error{Code: CodePaused, Message: "automation is paused"}
-	ErrNotShared       = &Error{Code: CodeNotShared, Message: "tab is not shared"}
-	ErrUnauthorized    = &Error{Code: CodeUnauthorized, Message: "unauthorized"}
-	ErrBusy            = &Error{Code: CodeBusy, Message: "too many commands"}
-	ErrUnsupported     = &Error{Code: CodeUnsupported, Message: "not supported by this browser"}
-	ErrNotAllowed      = &Error{Code: CodeNotAllowed, Message: "not allowed"}
-	ErrNotImplemented  = &Error{Code: CodeNotImplemented, Message: "not implemented"}
+	ErrUnknownMethod  = &Error{Code: CodeUnknownMethod, Message: "unknown method"}
+	ErrBadParams      = &Error{Code: CodeBadParams, Message: "bad params"}
+	ErrNoSuchTab      = &Error{Code: CodeNoSuchTab, Message: "no such tab"}
+	ErrNoSuchBrowser  = &Error{Code: CodeNoSuchBrowser, Message: "no such browser"}
+	ErrAttachFailed   = &Error{Code: CodeAttachFailed, Message: "attach failed"}
+	ErrRestrictedURL  = &Error{Code: CodeRestrictedURL, Message: "restricted url"}
+	ErrTimeout        = &Error{Code: CodeTimeout, Message: "timeout"}
+	ErrInternal       = &Error{Code: CodeInternal, Message: "internal error"}
+	ErrPaused         = &Error{Code: CodePaused, Message: "automation is paused"}
+	ErrNotShared      = &Error{Code: CodeNotShared, Message: "tab is not shared"}
+	ErrUnsupported    = &Error{Code: CodeUnsupported, Message: "not supported by this browser"}
+	ErrNotAllowed     = &Error{Code: CodeNotAllowed, Message: "not allowed"}
+	ErrNotImplemented = &Error{Code: CodeNotImplemented, Message: "not implemented"}
 )
 
 // Error is an error with a wire code. Two Errors match under errors.Is when

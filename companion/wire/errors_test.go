@@ -170,7 +170,7 @@ func TestCloseCode(t *testing.T) {
 		{"blocked, wrapped by the pending requests' error", &Error{Code: CodeNoSuchBrowser, Message: "browser 1 disconnected", Err: blocked}, CloseRefused},
 		{"too large", Errorf(CodeFrameTooLarge, "frame over 64 MiB"), CloseMessageTooBig},
 		{"bad frame, wrapped twice", fmt.Errorf("b1: %w", fmt.Errorf("x: %w", Errorf(CodeBadFrame, "not json"))), ClosePolicyViolation},
-		{"unauthorized", ErrUnauthorized, CloseUnauthorized},
+		{"unauthorized", Errorf(CodeUnauthorized, "no proof"), CloseUnauthorized},
 		{"a text that names a code", errors.New("frame_too_large"), CloseGoingAway},
 		{"no code", errors.New("connection lost"), CloseGoingAway},
 		{"a code without a close code", ErrNoSuchBrowser, CloseGoingAway},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/reinshq/reins/companion/internal/jsonrpc"
 	"github.com/reinshq/reins/companion/linkauth"
 	"github.com/reinshq/reins/companion/wire"
 )
@@ -44,6 +45,10 @@ type Options struct {
 	Header http.Header
 	// NoHello skips the hello frame so a test can send its own first frame.
 	NoHello bool
+	// ManualRead leaves every frame after the handshake to the test, which
+	// reads Conn itself (a frame at a time, or part of one); Handle and
+	// Events then do nothing, and Done is closed from the start.
+	ManualRead bool
 
 	// The link handshake. With none of these set the fake sends a plain
 	// hello, which only a hub without Options.Auth accepts.
@@ -132,7 +137,11 @@ func Dial(ctx context.Context, url string, hello wire.Hello, opts Options) (*Ext
 			return nil, err
 		}
 	}
-	go e.read()
+	if opts.ManualRead {
+		close(e.done)
+	} else {
+		go e.read()
+	}
 	return e, nil
 }
 
@@ -191,11 +200,7 @@ func (e *Ext) Handle(method string, h Handler) {
 
 // Send sends an event.
 func (e *Ext) Send(event string, params any) error {
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return err
-	}
-	data, err := json.Marshal(wire.Evt{Event: event, Params: raw})
+	data, err := jsonrpc.Browspark.EncodeNotification(jsonrpc.Request{Method: event, Params: params})
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,8 @@
 // the link's own deadline (Options.WriteTimeout); a peer that cannot take
 // a message within it is too slow, and the link closes.
 //
-// A protocol plugs in as a Dialect (CDP here; the browspark link of the
-// extension socket fits the same shape), a carrier as a Transport (a
+// A protocol plugs in as a Dialect (CDP for the dev browser and the test
+// harness, Browspark for the extension socket), a carrier as a Transport (a
 // NUL-delimited pipe, a WebSocket).
 package jsonrpc
 
@@ -44,6 +44,12 @@ var ErrClosed = errors.New("link closed")
 // Options.MaxMessage; nothing is sent.
 var ErrTooBig = errors.New("message too big")
 
+// ErrProtocol is wrapped by a transport's read error or a dialect's decode
+// error for a message that breaks the protocol (a WebSocket binary
+// message, a browspark frame that is not a JSON object): the link closes
+// with it as the cause. Other decode errors drop the message.
+var ErrProtocol = errors.New("protocol violation")
+
 // Transport moves whole messages. ReadMessage is called by one goroutine,
 // WriteMessage by one (another) goroutine; Close may come from anywhere and
 // must make a blocked ReadMessage return.
@@ -52,7 +58,10 @@ type Transport interface {
 	// WriteMessage writes one whole message before ctx's deadline. After
 	// an error the transport is broken: the link closes it.
 	WriteMessage(ctx context.Context, msg []byte) error
-	Close() error
+	// Close is called once, with the reason the link ends (a transport
+	// that can tell its peer why, as a WebSocket close frame does, says
+	// so).
+	Close(cause error) error
 }
 
 // Request is one call.
@@ -81,9 +90,17 @@ type Incoming struct {
 // Dialect is a protocol's message shapes.
 type Dialect interface {
 	EncodeRequest(id int64, r Request) ([]byte, error)
-	// Decode classifies one message. An error means the message could not
-	// be read; the link logs nothing and drops it.
+	// Decode classifies one message. An error wrapping ErrProtocol closes
+	// the link; any other means the message could not be read, and the
+	// link drops it.
 	Decode(msg []byte) (Incoming, error)
+}
+
+// NotifyDialect is a Dialect whose client also sends messages that have no
+// answer (browspark's companion → extension events; CDP has none).
+type NotifyDialect interface {
+	Dialect
+	EncodeNotification(r Request) ([]byte, error)
 }
 
 // Options configure a Conn.
@@ -129,10 +146,12 @@ type reply struct {
 }
 
 // outgoing is one queued message. abandoned is set by a caller that gave
-// up; the writer skips it unless it already started writing it.
+// up; the writer skips it unless it already started writing it. written,
+// when not nil, gets the write's outcome (Notify waits for it).
 type outgoing struct {
 	data      []byte
 	abandoned atomic.Bool
+	written   chan error
 }
 
 // New starts a link over t: its reader and writer run until Close or a
@@ -173,13 +192,9 @@ func (c *Conn) Call(ctx context.Context, r Request) (json.RawMessage, error) {
 	c.mu.Unlock()
 
 	m := &outgoing{data: data}
-	select {
-	case c.queue <- m:
-	case <-ctx.Done():
+	if err := c.enqueue(ctx, m); err != nil {
 		c.forget(id)
-		return nil, ctx.Err()
-	case <-c.done:
-		return nil, c.Err()
+		return nil, err
 	}
 	select {
 	case rep := <-ch:
@@ -188,6 +203,49 @@ func (c *Conn) Call(ctx context.Context, r Request) (json.RawMessage, error) {
 		m.abandoned.Store(true)
 		c.forget(id)
 		return nil, ctx.Err()
+	}
+}
+
+// Notify sends a message that has no answer and returns once it is
+// written, or when ctx ends first (then it is not sent if its write has
+// not begun), or when the link closes. The dialect must be a
+// NotifyDialect. As for Call, the write itself has the link's deadline.
+func (c *Conn) Notify(ctx context.Context, r Request) error {
+	nd, ok := c.opts.Dialect.(NotifyDialect)
+	if !ok {
+		return fmt.Errorf("%s: the dialect has no notifications", r.Method)
+	}
+	data, err := nd.EncodeNotification(r)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", r.Method, err)
+	}
+	if c.opts.MaxMessage > 0 && len(data) > c.opts.MaxMessage {
+		return fmt.Errorf("%s message of %d bytes is over the %d-byte cap: %w", r.Method, len(data), c.opts.MaxMessage, ErrTooBig)
+	}
+	m := &outgoing{data: data, written: make(chan error, 1)}
+	if err := c.enqueue(ctx, m); err != nil {
+		return err
+	}
+	select {
+	case err := <-m.written:
+		return err
+	case <-ctx.Done():
+		m.abandoned.Store(true)
+		return ctx.Err()
+	case <-c.done:
+		return c.Err()
+	}
+}
+
+// enqueue hands m to the writer, waiting for room in the queue.
+func (c *Conn) enqueue(ctx context.Context, m *outgoing) error {
+	select {
+	case c.queue <- m:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.done:
+		return c.Err()
 	}
 }
 
@@ -232,7 +290,7 @@ func (c *Conn) shut(cause error) {
 		for _, ch := range pending {
 			ch <- reply{err: err}
 		}
-		c.t.Close()
+		c.t.Close(cause)
 		if c.opts.OnClose != nil {
 			go c.opts.OnClose(cause)
 		}
@@ -249,6 +307,10 @@ func (c *Conn) reader() {
 		}
 		in, err := c.opts.Dialect.Decode(msg)
 		if err != nil {
+			if errors.Is(err, ErrProtocol) {
+				c.shut(err)
+				return
+			}
 			continue
 		}
 		if !in.IsResponse {
@@ -282,6 +344,9 @@ func (c *Conn) writer() {
 		ctx, cancel := context.WithTimeout(context.Background(), c.opts.WriteTimeout)
 		err := c.t.WriteMessage(ctx, m.data)
 		cancel()
+		if m.written != nil {
+			m.written <- err
+		}
 		if err != nil {
 			// A write that failed part way has left the stream unreadable,
 			// and one that timed out met a peer too slow to keep.

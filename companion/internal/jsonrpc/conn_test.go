@@ -16,6 +16,8 @@ import (
 
 	"github.com/coder/websocket"
 	"go.uber.org/goleak"
+
+	"github.com/reinshq/reins/companion/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -139,7 +141,11 @@ func (l *pipeListener) Close() error {
 
 func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
 
-func newWSPair(t *testing.T, max int) (Transport, peer) {
+func newWSPair(t *testing.T, max int) (Transport, peer) { return newWSPairWith(t, max, nil) }
+
+// newWSPairWith is newWSPair whose transport sends the close frames status
+// names.
+func newWSPairWith(t *testing.T, max int, status func(error) (websocket.StatusCode, string)) (Transport, *wsPeer) {
 	accepted := make(chan *websocket.Conn, 1)
 	release := make(chan struct{})
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -183,7 +189,7 @@ func newWSPair(t *testing.T, max int) (Transport, peer) {
 	}
 	p := &wsPeer{conn: <-accepted}
 	t.Cleanup(p.close)
-	return NewWebSocket(c), p
+	return NewWebSocket(c, status), p
 }
 
 func (p *wsPeer) next() (io.Reader, error) {
@@ -302,90 +308,110 @@ func TestCallsAnswersErrorsAndEvents(t *testing.T) {
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
+// stuckWrite calls A with a blob of size bytes on ctx and reads the head of
+// it at the peer: A's write has begun, and the rest fits in no buffer on
+// the way, so the writer is held in it. rest reads the remainder and
+// returns A as the peer got it.
+func stuckWrite(t *testing.T, c *Conn, p peer, ctx context.Context, size int) (a <-chan result, blob string, rest func() request) {
+	t.Helper()
+	blob = strings.Repeat("x", size)
+	a = call(c, ctx, Request{Method: "A", Params: map[string]string{"blob": blob}})
+	ra, err := p.next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 1024)
+	if _, err := io.ReadFull(ra, head); err != nil {
+		t.Fatal(err)
+	}
+	return a, blob, func() request {
+		t.Helper()
+		return decodeRequest(t, io.MultiReader(strings.NewReader(string(head)), ra))
+	}
+}
+
 // The property this package exists for: a caller that gives up while its
 // message is being written returns at once, and the message is still
 // written whole, so the link goes on for everyone else. Writing with the
 // caller's context instead closes a WebSocket and leaves half a message in
 // a pipe.
 func TestCallerCancelledMidWriteLeavesTheLinkWhole(t *testing.T) {
-	for _, cr := range carriers {
-		t.Run(cr.name, func(t *testing.T) {
-			tr, p := cr.mk(t, 0)
-			c := New(tr, Options{Dialect: CDP})
-			defer closeAndWait(c)
-			ctx := ctxT(t)
-			blob := strings.Repeat("x", cr.big)
-			actx, cancelA := context.WithCancel(ctx)
-			a := call(c, actx, Request{Method: "A", Params: map[string]string{"blob": blob}})
-			ra, err := p.next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The peer has the head of A: the write has begun, and the rest
-			// does not fit in any buffer on the way.
-			head := make([]byte, 1024)
-			if _, err := io.ReadFull(ra, head); err != nil {
-				t.Fatal(err)
-			}
-			cancelA()
-			if r := recv(t, a); !errors.Is(r.err, context.Canceled) {
-				t.Fatalf("the cancelled caller got %v, want context.Canceled", r.err)
-			}
-			b := call(c, ctx, Request{Method: "B"})
-			reqA := decodeRequest(t, io.MultiReader(strings.NewReader(string(head)), ra))
-			var pa struct{ Blob string }
-			if json.Unmarshal(reqA.Params, &pa); reqA.Method != "A" || pa.Blob != blob {
-				t.Fatalf("A arrived cut: method %q, %d of %d bytes", reqA.Method, len(pa.Blob), len(blob))
-			}
-			reqB := readRequest(t, p)
-			if reqB.Method != "B" {
-				t.Fatalf("after A the peer got %q", reqB.Method)
-			}
-			// The answer to the caller who left is dropped quietly.
-			p.send([]byte(`{"id":` + itoa(reqA.ID) + `,"result":{}}`))
-			p.send([]byte(`{"id":` + itoa(reqB.ID) + `,"result":{"ok":true}}`))
-			if r := recv(t, b); r.err != nil || string(r.raw) != `{"ok":true}` {
-				t.Fatalf("B after A was cancelled: %s %v", r.raw, r.err)
-			}
-			if c.Err() != nil {
-				t.Fatalf("the link closed: %v", c.Err())
-			}
-		})
-	}
+	onEachCarrier(t, func(t *testing.T, c *Conn, p peer, cr carrier) {
+		ctx := ctxT(t)
+		actx, cancelA := context.WithCancel(ctx)
+		a, blob, restA := stuckWrite(t, c, p, actx, cr.big)
+		cancelA()
+		if r := recv(t, a); !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("the cancelled caller got %v, want context.Canceled", r.err)
+		}
+		b := call(c, ctx, Request{Method: "B"})
+		reqA := restA()
+		var pa struct{ Blob string }
+		if json.Unmarshal(reqA.Params, &pa); reqA.Method != "A" || pa.Blob != blob {
+			t.Fatalf("A arrived cut: method %q, %d of %d bytes", reqA.Method, len(pa.Blob), len(blob))
+		}
+		reqB := readRequest(t, p)
+		if reqB.Method != "B" {
+			t.Fatalf("after A the peer got %q", reqB.Method)
+		}
+		// The answer to the caller who left is dropped quietly.
+		p.send([]byte(`{"id":` + itoa(reqA.ID) + `,"result":{}}`))
+		p.send([]byte(`{"id":` + itoa(reqB.ID) + `,"result":{"ok":true}}`))
+		if r := recv(t, b); r.err != nil || string(r.raw) != `{"ok":true}` {
+			t.Fatalf("B after A was cancelled: %s %v", r.raw, r.err)
+		}
+		if c.Err() != nil {
+			t.Fatalf("the link closed: %v", c.Err())
+		}
+	})
 }
 
-// A message whose caller gave up before the writer reached it is never
-// sent.
+// A message (a call or an event) whose sender gave up before the writer
+// reached it is never sent, and its sender hears at once.
 func TestMessageAbandonedBeforeItsWriteIsNotSent(t *testing.T) {
-	tr, p := newPipePair(t, 0)
-	c := New(tr, Options{Dialect: CDP})
-	defer closeAndWait(c)
-	ctx := ctxT(t)
-	a := call(c, ctx, Request{Method: "A", Params: map[string]string{"blob": strings.Repeat("x", 4<<20)}})
-	ra, _ := p.next()
-	head := make([]byte, 1024)
-	if _, err := io.ReadFull(ra, head); err != nil {
-		t.Fatal(err)
-	}
-	// A is stuck in its write; C waits behind it, and its caller leaves.
-	cctx, cancelC := context.WithCancel(ctx)
-	cc := call(c, cctx, Request{Method: "C"})
-	cancelC()
-	if r := recv(t, cc); !errors.Is(r.err, context.Canceled) {
-		t.Fatalf("C: %v", r.err)
-	}
-	reqA := decodeRequest(t, io.MultiReader(strings.NewReader(string(head)), ra))
-	b := call(c, ctx, Request{Method: "B"})
-	if next := readRequest(t, p); next.Method != "B" {
-		t.Fatalf("after A the peer got %q, want B (C was abandoned)", next.Method)
-	}
-	p.send([]byte(`{"id":` + itoa(reqA.ID) + `,"result":{}}`))
-	if r := recv(t, a); r.err != nil {
-		t.Fatal(r.err)
-	}
-	c.Close(errors.New("test over"))
-	if r := recv(t, b); !errors.Is(r.err, ErrClosed) {
-		t.Fatalf("B after Close: %v", r.err)
+	for _, tc := range []struct {
+		name string
+		send func(c *Conn, ctx context.Context) error
+	}{
+		{"call", func(c *Conn, ctx context.Context) error { _, err := c.Call(ctx, Request{Method: "C"}); return err }},
+		{"event", func(c *Conn, ctx context.Context) error {
+			return c.Notify(ctx, Request{Method: wire.EventPolicy, Params: wire.Policy{}})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, p := newPipePair(t, 0)
+			c := New(tr, Options{Dialect: Browspark})
+			defer closeAndWait(c)
+			ctx := ctxT(t)
+			a, _, restA := stuckWrite(t, c, p, ctx, 4<<20)
+			// A is stuck in its write; C waits behind it, and its sender
+			// leaves.
+			cctx, cancelC := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- tc.send(c, cctx) }()
+			cancelC()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("C: %v", err)
+				}
+			case <-time.After(wait):
+				t.Fatal("C's sender is still waiting after it gave up")
+			}
+			reqA := restA()
+			b := call(c, ctx, Request{Method: "B"})
+			if next := readRequest(t, p); next.Method != "B" {
+				t.Fatalf("after A the peer got %+v, want B (C was abandoned)", next)
+			}
+			p.send([]byte(`{"id":` + itoa(reqA.ID) + `,"result":{}}`))
+			if r := recv(t, a); r.err != nil {
+				t.Fatal(r.err)
+			}
+			c.Close(errors.New("test over"))
+			if r := recv(t, b); !errors.Is(r.err, ErrClosed) {
+				t.Fatalf("B after Close: %v", r.err)
+			}
+		})
 	}
 }
 
@@ -443,18 +469,25 @@ func TestMessageCaps(t *testing.T) {
 
 // When the peer goes, callers waiting for answers hear at once.
 func TestPeerGoneFailsWaitingCallers(t *testing.T) {
+	onEachCarrier(t, func(t *testing.T, c *Conn, p peer, _ carrier) {
+		a := call(c, ctxT(t), Request{Method: "A"})
+		readRequest(t, p)
+		p.close()
+		if r := recv(t, a); !errors.Is(r.err, ErrClosed) {
+			t.Fatalf("the waiting caller got %v", r.err)
+		}
+		<-c.Done()
+	})
+}
+
+// onEachCarrier runs test on a CDP link over each carrier, closed after.
+func onEachCarrier(t *testing.T, test func(t *testing.T, c *Conn, p peer, cr carrier)) {
 	for _, cr := range carriers {
 		t.Run(cr.name, func(t *testing.T) {
 			tr, p := cr.mk(t, 0)
 			c := New(tr, Options{Dialect: CDP})
 			defer closeAndWait(c)
-			a := call(c, ctxT(t), Request{Method: "A"})
-			readRequest(t, p)
-			p.close()
-			if r := recv(t, a); !errors.Is(r.err, ErrClosed) {
-				t.Fatalf("the waiting caller got %v", r.err)
-			}
-			<-c.Done()
+			test(t, c, p, cr)
 		})
 	}
 }
@@ -471,12 +504,7 @@ func TestQueueIsBounded(t *testing.T) {
 	c := New(tr, Options{Dialect: CDP, Queue: 1})
 	defer closeAndWait(c)
 	ctx := ctxT(t)
-	a := call(c, ctx, Request{Method: "A", Params: map[string]string{"blob": strings.Repeat("x", 1<<20)}})
-	ra, _ := p.next()
-	head := make([]byte, 1024)
-	if _, err := io.ReadFull(ra, head); err != nil {
-		t.Fatal(err)
-	}
+	a, _, restA := stuckWrite(t, c, p, ctx, 1<<20)
 	// A is with the writer; B and C want the queue's one place. Whichever
 	// gets it, the other waits for room, and C's caller gives up.
 	b := call(c, ctx, Request{Method: "B"})
@@ -488,7 +516,7 @@ func TestQueueIsBounded(t *testing.T) {
 	if n := len(c.queue); n != 1 {
 		t.Fatalf("%d messages queued, over the cap of 1", n)
 	}
-	reqA := decodeRequest(t, io.MultiReader(strings.NewReader(string(head)), ra))
+	reqA := restA()
 	reqB := readRequest(t, p)
 	if reqB.Method != "B" {
 		t.Fatalf("after A the peer got %q", reqB.Method)

@@ -87,8 +87,8 @@ func (p *Pipe) WriteMessage(ctx context.Context, msg []byte) error {
 	return nil
 }
 
-// Close closes both streams.
-func (p *Pipe) Close() error {
+// Close closes both streams; a pipe has no way to say why.
+func (p *Pipe) Close(error) error {
 	var err error
 	p.once.Do(func() {
 		for _, c := range p.c {
@@ -99,15 +99,26 @@ func (p *Pipe) Close() error {
 }
 
 // WebSocket is a Transport over a coder/websocket connection, one text
-// message per message.
-type WebSocket struct{ c *websocket.Conn }
+// message per message; a binary message breaks the protocol.
+type WebSocket struct {
+	c      *websocket.Conn
+	status func(cause error) (websocket.StatusCode, string)
+}
 
-// NewWebSocket wraps c; c's read limit caps what it reads.
-func NewWebSocket(c *websocket.Conn) *WebSocket { return &WebSocket{c: c} }
+// NewWebSocket wraps c; c's read limit caps what it reads. status, when not
+// nil, names the close frame the link sends for the cause it closes with
+// (the close handshake then waits for the peer's answer, bounded by the
+// library); nil drops the connection without one.
+func NewWebSocket(c *websocket.Conn, status func(cause error) (websocket.StatusCode, string)) *WebSocket {
+	return &WebSocket{c: c, status: status}
+}
 
 // ReadMessage returns the next message.
 func (w *WebSocket) ReadMessage() ([]byte, error) {
-	_, data, err := w.c.Read(context.Background())
+	typ, data, err := w.c.Read(context.Background())
+	if err == nil && typ != websocket.MessageText {
+		return nil, fmt.Errorf("a %v message: %w", typ, ErrProtocol)
+	}
 	return data, err
 }
 
@@ -116,5 +127,11 @@ func (w *WebSocket) WriteMessage(ctx context.Context, msg []byte) error {
 	return w.c.Write(ctx, websocket.MessageText, msg)
 }
 
-// Close closes the connection at once.
-func (w *WebSocket) Close() error { return w.c.CloseNow() }
+// Close closes the connection, with the close frame status chooses.
+func (w *WebSocket) Close(cause error) error {
+	if w.status == nil {
+		return w.c.CloseNow()
+	}
+	code, reason := w.status(cause)
+	return w.c.Close(code, reason)
+}

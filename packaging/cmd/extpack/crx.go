@@ -156,24 +156,3 @@ type ExternalPrefs struct {
 	CRX     string `json:"external_crx"`
 	Version string `json:"external_version"`
 }
-
-// writeFileAtomic writes data next to path and renames it into place, as
-// writeZipFile does, so a failed build leaves no truncated package.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := errors.Join(tmp.Chmod(0o644), tmp.Close()); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}

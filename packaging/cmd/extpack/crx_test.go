@@ -79,9 +79,7 @@ func verifyCRX(t *testing.T, crx []byte) (string, []byte) {
 // A throwaway key makes a CRX3 that verifies, whose id is the key's, and
 // whose archive is the Chrome package (no manifest "key", no tests).
 func TestCRX(t *testing.T) {
-	root := writeTree(t, map[string]string{
-		"FyneApp.toml":              "[Details]\n  Version = \"1.2.3\"\n",
-		"extension/manifest.json":   sampleManifest,
+	root := sampleRoot(t, map[string]string{
 		"extension/background.js":   "// worker",
 		"extension/test/x.test.js":  "test",
 		"extension/icons/icon.png":  "png",
@@ -167,10 +165,7 @@ func TestCRX(t *testing.T) {
 }
 
 func TestCRXNeedsAKey(t *testing.T) {
-	root := writeTree(t, map[string]string{
-		"FyneApp.toml":            "[Details]\n  Version = \"1.2.3\"\n",
-		"extension/manifest.json": sampleManifest,
-	})
+	root := sampleRoot(t, map[string]string{})
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"crx", "-root", root, "-o", filepath.Join(root, "x.crx")}, &stdout, &stderr, func(string) string { return "" }); code == 0 || !strings.Contains(stderr.String(), CRXKeyEnv) {
 		t.Fatalf("crx without a key: exit %d, %s", code, stderr.String())

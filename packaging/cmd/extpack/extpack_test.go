@@ -153,9 +153,7 @@ func TestFirefoxCSP(t *testing.T) {
 }
 
 func TestFirefoxDirIsLoadable(t *testing.T) {
-	root := writeTree(t, map[string]string{
-		"FyneApp.toml":                    "[Details]\n  Version = \"1.2.3\"\n",
-		"extension/manifest.json":         sampleManifest,
+	root := sampleRoot(t, map[string]string{
 		"extension/background.js":         "// worker",
 		"extension/background-firefox.js": "// firefox",
 		"extension/lib/core.js":           "export {}",
@@ -194,9 +192,7 @@ func TestFirefoxDirIsLoadable(t *testing.T) {
 // A folder without the Firefox entry would load in Firefox with no
 // background at all; the build refuses it instead.
 func TestFirefoxBuildNeedsItsBackground(t *testing.T) {
-	root := writeTree(t, map[string]string{
-		"FyneApp.toml":            "[Details]\n  Version = \"1.2.3\"\n",
-		"extension/manifest.json": sampleManifest,
+	root := sampleRoot(t, map[string]string{
 		"extension/background.js": "// worker",
 		"companion/tools/page.js": "(() => {})();",
 	})
@@ -304,6 +300,20 @@ func TestUnpackedIDResolvesSymlinks(t *testing.T) {
 	}
 }
 
+// sampleRoot is a repository of version 1.2.3 whose extension has
+// sampleManifest, plus files.
+func sampleRoot(t *testing.T, files map[string]string) string {
+	t.Helper()
+	all := map[string]string{
+		"FyneApp.toml":            "[Details]\n  Version = \"1.2.3\"\n",
+		"extension/manifest.json": sampleManifest,
+	}
+	for k, v := range files {
+		all[k] = v
+	}
+	return writeTree(t, all)
+}
+
 func writeTree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -341,9 +351,7 @@ func zipNames(t *testing.T, path string) map[string]string {
 }
 
 func TestPackagesEndToEnd(t *testing.T) {
-	root := writeTree(t, map[string]string{
-		"FyneApp.toml":                     "[Details]\n  Version = \"1.2.3\"\n",
-		"extension/manifest.json":          sampleManifest,
+	root := sampleRoot(t, map[string]string{
 		"extension/background.js":          "// worker",
 		"extension/background-firefox.js":  "// firefox",
 		"extension/lib/core.js":            "export {}",
@@ -454,9 +462,7 @@ func TestSourceDateEpoch(t *testing.T) {
 }
 
 func TestCopyKeepsManifest(t *testing.T) {
-	root := writeTree(t, map[string]string{
-		"FyneApp.toml":                "[Details]\n  Version = \"1.2.3\"\n",
-		"extension/manifest.json":     sampleManifest,
+	root := sampleRoot(t, map[string]string{
 		"extension/lib/core.js":       "export {}",
 		"extension/test/core.test.js": "test",
 	})

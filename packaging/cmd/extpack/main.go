@@ -106,32 +106,13 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 		if c.out == "" {
 			return errors.New("-o FILE is required")
 		}
-		m, v, err := load(c)
-		if err != nil {
-			return err
-		}
-		var variant *object
-		if cmd == "chrome" {
-			variant = chromeManifest(m)
-		} else if variant, err = firefoxManifest(m, firefoxOptions{DataCollection: splitList(c.dataCollection)}); err != nil {
-			return err
-		}
-		b, err := variant.indent()
+		b, v, extra, err := packageInputs(c, cmd == "firefox")
 		if err != nil {
 			return err
 		}
 		mtime, err := buildTime(getenv)
 		if err != nil {
 			return err
-		}
-		var extra map[string][]byte
-		if cmd == "firefox" {
-			if err := checkFirefoxBackground(c.ext); err != nil {
-				return err
-			}
-			if extra, err = firefoxExtras(c.root); err != nil {
-				return err
-			}
 		}
 		files, err := writeZipFile(c.out, c.ext, b, mtime, extra)
 		if err != nil {
@@ -143,22 +124,7 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 		if c.out == "" {
 			return errors.New("-o DIR is required")
 		}
-		m, v, err := load(c)
-		if err != nil {
-			return err
-		}
-		ff, err := firefoxManifest(m, firefoxOptions{DataCollection: splitList(c.dataCollection)})
-		if err != nil {
-			return err
-		}
-		b, err := ff.indent()
-		if err != nil {
-			return err
-		}
-		if err := checkFirefoxBackground(c.ext); err != nil {
-			return err
-		}
-		extra, err := firefoxExtras(c.root)
+		b, v, extra, err := packageInputs(c, true)
 		if err != nil {
 			return err
 		}
@@ -182,15 +148,7 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 		fmt.Fprintf(stdout, "copied %d files to %s\n", len(files), c.out)
 		return nil
 	case "firefox-manifest":
-		m, _, err := load(c)
-		if err != nil {
-			return err
-		}
-		ff, err := firefoxManifest(m, firefoxOptions{DataCollection: splitList(c.dataCollection)})
-		if err != nil {
-			return err
-		}
-		b, err := ff.indent()
+		b, _, err := variantManifest(c, true)
 		if err != nil {
 			return err
 		}
@@ -221,11 +179,7 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 		if err != nil {
 			return err
 		}
-		m, _, err := load(c)
-		if err != nil {
-			return err
-		}
-		b, err := chromeManifest(m).indent()
+		b, _, err := variantManifest(c, false)
 		if err != nil {
 			return err
 		}
@@ -298,6 +252,37 @@ func dispatch(cmd string, args []string, c config, stdout io.Writer, getenv func
 }
 
 // load reads the manifest and fails unless its version is the app's.
+// packageInputs is what a package holds besides the shipped files: its
+// manifest (and version) and, for Firefox, the extra files, after checking
+// that the extension has the Firefox background.
+func packageInputs(c config, firefox bool) (manifest []byte, version string, extra map[string][]byte, err error) {
+	if manifest, version, err = variantManifest(c, firefox); err != nil || !firefox {
+		return manifest, version, nil, err
+	}
+	if err := checkFirefoxBackground(c.ext); err != nil {
+		return nil, "", nil, err
+	}
+	extra, err = firefoxExtras(c.root)
+	return manifest, version, extra, err
+}
+
+// variantManifest is the Chromium (store) or the Firefox manifest of the
+// extension, indented, and the version it carries.
+func variantManifest(c config, firefox bool) ([]byte, string, error) {
+	m, v, err := load(c)
+	if err != nil {
+		return nil, "", err
+	}
+	variant := chromeManifest(m)
+	if firefox {
+		if variant, err = firefoxManifest(m, firefoxOptions{DataCollection: splitList(c.dataCollection)}); err != nil {
+			return nil, "", err
+		}
+	}
+	b, err := variant.indent()
+	return b, v, err
+}
+
 func load(c config) (*object, string, error) {
 	want, err := appVersion(c.root)
 	if err != nil {

@@ -2,15 +2,17 @@ package main
 
 import (
 	"archive/zip"
+	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/reinshq/reins/internal/atomicfile"
 )
 
 // excludedDirs never ship: tests run in node, not in the browser, and the
@@ -100,100 +102,114 @@ func buildTime(getenv func(string) string) (time.Time, error) {
 	return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), nil
 }
 
-// writeZip writes the shipped files of dir into out, with manifest.json
-// replaced by manifest and the extra files (slash-separated names, see
-// firefoxExtras) added.
-func writeZip(out io.Writer, dir string, manifest []byte, mtime time.Time, extra map[string][]byte) ([]string, error) {
-	files, err := packFiles(dir)
+// file is one file of a package: its slash-separated name, and its bytes
+// (data, or else the file src of the extension folder).
+type file struct {
+	name string
+	data []byte
+	src  string
+}
+
+func (f file) read() ([]byte, error) {
+	if f.data != nil {
+		return f.data, nil
+	}
+	return os.ReadFile(f.src)
+}
+
+// contents lists what a package holds, by name: the shipped files of dir,
+// with manifest.json's bytes replaced by manifest (nil: as they are) and
+// the extra files (slash-separated names, see firefoxExtras) added. Every
+// package writer (zip, folder) writes this list.
+func contents(dir string, manifest []byte, extra map[string][]byte) ([]file, error) {
+	names, err := packFiles(dir)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(files, "manifest.json") {
+	if manifest != nil && !slices.Contains(names, "manifest.json") {
 		return nil, fmt.Errorf("%s has no manifest.json", dir)
 	}
-	for name := range extra {
-		if slices.Contains(files, name) {
+	files := make([]file, 0, len(names)+len(extra))
+	for _, rel := range names {
+		f := file{name: rel, src: filepath.Join(dir, filepath.FromSlash(rel))}
+		if rel == "manifest.json" && manifest != nil {
+			f.data = manifest
+		}
+		files = append(files, f)
+	}
+	for name, b := range extra {
+		if slices.Contains(names, name) {
 			return nil, fmt.Errorf("%s: the extension folder already has a file of that name", name)
 		}
-		files = append(files, name)
+		files = append(files, file{name: name, data: b})
 	}
-	slices.Sort(files)
+	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.name, b.name) })
+	return files, nil
+}
+
+func fileNames(files []file) []string {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.name
+	}
+	return names
+}
+
+// writeZip writes a package of dir into out (see contents).
+func writeZip(out io.Writer, dir string, manifest []byte, mtime time.Time, extra map[string][]byte) ([]string, error) {
+	files, err := contents(dir, manifest, extra)
+	if err != nil {
+		return nil, err
+	}
 	zw := zip.NewWriter(out)
-	for _, rel := range files {
-		h := &zip.FileHeader{Name: rel, Method: zip.Deflate, Modified: mtime}
+	for _, f := range files {
+		h := &zip.FileHeader{Name: f.name, Method: zip.Deflate, Modified: mtime}
 		h.SetMode(0o644)
 		w, err := zw.CreateHeader(h)
 		if err != nil {
 			return nil, err
 		}
-		if rel == "manifest.json" {
-			if _, err := w.Write(manifest); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if b, ok := extra[rel]; ok {
-			if _, err := w.Write(b); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		f, err := os.Open(filepath.Join(dir, filepath.FromSlash(rel)))
+		b, err := f.read()
 		if err != nil {
 			return nil, err
 		}
-		_, err = io.Copy(w, f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", rel, err)
+		if _, err := w.Write(b); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
 	}
 	if err := zw.Close(); err != nil {
 		return nil, err
 	}
-	return files, nil
+	return fileNames(files), nil
 }
 
-// writeZipFile writes the archive next to its final name and renames it into
-// place, so a failed build never leaves a truncated package behind.
+// writeZipFile writes the archive whole or not at all, so a failed build
+// never leaves a truncated package behind.
 func writeZipFile(dst, dir string, manifest []byte, mtime time.Time, extra map[string][]byte) ([]string, error) {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+path.Base(filepath.ToSlash(dst))+".*")
+	var buf bytes.Buffer
+	files, err := writeZip(&buf, dir, manifest, mtime, extra)
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp.Name())
-	files, err := writeZip(tmp, dir, manifest, mtime, extra)
-	if err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, err
-	}
-	return files, os.Rename(tmp.Name(), dst)
+	return files, writeFileAtomic(dst, buf.Bytes())
 }
 
-// copyTree copies the shipped files of dir into dst unchanged, manifest
-// "key" included: the Linux package installs the folder for "Load
-// unpacked", where the key keeps the id the native host manifests allow.
-func copyTree(dir, dst string) ([]string, error) {
-	files, err := packFiles(dir)
-	if err != nil {
-		return nil, err
+// writeFileAtomic writes a package file whole, creating its folder.
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
 	}
-	for _, rel := range files {
-		to := filepath.Join(dst, filepath.FromSlash(rel))
+	return atomicfile.Write(path, data, 0o644)
+}
+
+// writeFolder writes files as a folder at dst.
+func writeFolder(dst string, files []file) ([]string, error) {
+	for _, f := range files {
+		to := filepath.Join(dst, filepath.FromSlash(f.name))
 		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 			return nil, err
 		}
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		b, err := f.read()
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +217,18 @@ func copyTree(dir, dst string) ([]string, error) {
 			return nil, err
 		}
 	}
-	return files, nil
+	return fileNames(files), nil
+}
+
+// copyTree copies the shipped files of dir into dst unchanged, manifest
+// "key" included: the Linux package installs the folder for "Load
+// unpacked", where the key keeps the id the native host manifests allow.
+func copyTree(dir, dst string) ([]string, error) {
+	files, err := contents(dir, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return writeFolder(dst, files)
 }
 
 // writeFirefoxDir writes the loadable Firefox folder: the shipped files of
@@ -211,26 +238,9 @@ func writeFirefoxDir(dst, dir string, manifest []byte, extra map[string][]byte) 
 	if _, err := os.Stat(dst); err == nil {
 		return nil, fmt.Errorf("%s exists; remove it first", dst)
 	}
-	files, err := copyTree(dir, dst)
+	files, err := contents(dir, manifest, extra)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dst, "manifest.json"), manifest, 0o644); err != nil {
-		return nil, err
-	}
-	for name, b := range extra {
-		to := filepath.Join(dst, filepath.FromSlash(name))
-		if slices.Contains(files, name) {
-			return nil, fmt.Errorf("%s: the extension folder already has a file of that name", name)
-		}
-		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(to, b, 0o644); err != nil {
-			return nil, err
-		}
-		files = append(files, name)
-	}
-	slices.Sort(files)
-	return files, nil
+	return writeFolder(dst, files)
 }

@@ -44,7 +44,7 @@ func DialCDP(ctx context.Context, url string) (*CDP, error) {
 	// Screenshots of large pages come back in one frame.
 	ws.SetReadLimit(256 << 20)
 	c := &CDP{subs: map[int64]func(CDPEvent){}}
-	c.conn = jsonrpc.New(jsonrpc.NewWebSocket(ws), jsonrpc.Options{Dialect: jsonrpc.CDP, OnEvent: c.event})
+	c.conn = jsonrpc.New(jsonrpc.NewWebSocket(ws, nil), jsonrpc.Options{Dialect: jsonrpc.CDP, OnEvent: c.event})
 	return c, nil
 }
 

@@ -408,10 +408,7 @@ func StartFirefoxStack(ctx context.Context) (s *FirefoxStack, err error) {
 			s = nil
 		}
 	}()
-	if s.Reins, err = StartReins(ctx); err != nil {
-		return s, err
-	}
-	if s.Watch, err = s.Reins.Client.Watch(context.WithoutCancel(ctx)); err != nil {
+	if err = s.start(ctx); err != nil {
 		return s, err
 	}
 	if s.Firefox, err = StartFirefox(ctx, s.Reins.DataDir); err != nil {

@@ -20,6 +20,25 @@ type Companion struct {
 	Browser hub.BrowserInfo
 }
 
+// start starts reins and its change stream; the stack then starts its
+// browser.
+func (c *Companion) start(ctx context.Context) (err error) {
+	if c.Reins, err = StartReins(ctx); err != nil {
+		return err
+	}
+	// The watch outlives ctx: it is the tests' view for the whole run.
+	c.Watch, err = c.Reins.Client.Watch(context.WithoutCancel(ctx))
+	return err
+}
+
+// ReinsOutput is what reins printed so far.
+func (c *Companion) ReinsOutput() string {
+	if c.Reins == nil {
+		return ""
+	}
+	return c.Reins.Output()
+}
+
 // stop closes the change stream, then the browser (closeBrowser, killed),
 // then reins with SIGTERM, then the pages. It returns an error when reins
 // did not exit cleanly.
@@ -79,11 +98,7 @@ func StartStack(ctx context.Context, opts ...ChromiumOption) (s *Stack, err erro
 			s = nil
 		}
 	}()
-	if s.Reins, err = StartReins(ctx); err != nil {
-		return s, err
-	}
-	// The watch outlives ctx: it is the tests' view for the whole run.
-	if s.Watch, err = s.Reins.Client.Watch(context.WithoutCancel(ctx)); err != nil {
+	if err = s.start(ctx); err != nil {
 		return s, err
 	}
 	// The extension finds the port and the key through the native host,
