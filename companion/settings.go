@@ -11,10 +11,10 @@ import (
 	"strings"
 
 	"github.com/reinshq/reins/companion/admin"
+	"github.com/reinshq/reins/companion/atomicfile"
 	"github.com/reinshq/reins/companion/mcp"
 	"github.com/reinshq/reins/companion/tokens"
 	"github.com/reinshq/reins/companion/wire"
-	"github.com/reinshq/reins/internal/atomicfile"
 )
 
 // SettingsFile is the file in the data dir that keeps the person's choices

@@ -15,7 +15,7 @@ import (
 
 	"github.com/tailscale/hujson"
 
-	"github.com/reinshq/reins/internal/atomicfile"
+	"github.com/reinshq/reins/companion/atomicfile"
 )
 
 // MaxBackups is how many backups of one config file Reins keeps; older

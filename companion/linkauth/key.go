@@ -18,7 +18,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/reinshq/reins/internal/atomicfile"
+	"github.com/reinshq/reins/companion/atomicfile"
 )
 
 // KeyFile is the link key's file name in the data dir (mode 0600).

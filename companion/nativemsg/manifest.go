@@ -10,7 +10,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/reinshq/reins/internal/atomicfile"
+	"github.com/reinshq/reins/companion/atomicfile"
 )
 
 // Identity of the host and of the extension allowed to start it.

@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/reinshq/reins/companion/admin"
+	"github.com/reinshq/reins/companion/atomicfile"
 	"github.com/reinshq/reins/companion/linkauth"
-	"github.com/reinshq/reins/internal/atomicfile"
 )
 
 // DefaultPort is where the companion listens unless --port says otherwise.

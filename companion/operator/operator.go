@@ -20,10 +20,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reinshq/reins/companion/atomicfile"
 	"github.com/reinshq/reins/companion/pairing"
 	"github.com/reinshq/reins/companion/tools"
 	"github.com/reinshq/reins/companion/wire"
-	"github.com/reinshq/reins/internal/atomicfile"
 )
 
 // Secrets keeps backend tokens; the token store's keychain implements it.

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/reinshq/reins/internal/atomicfile"
+	"github.com/reinshq/reins/companion/atomicfile"
 )
 
 // File names inside the data dir.

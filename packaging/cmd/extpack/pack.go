@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reinshq/reins/internal/atomicfile"
+	"github.com/reinshq/reins/companion/atomicfile"
 )
 
 // excludedDirs never ship: tests run in node, not in the browser, and the
