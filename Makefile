@@ -44,7 +44,7 @@ help:
 	@echo "The parts of check and test:"
 	@echo "  make lint             gofmt check, go vet and staticcheck (also: make vet, make staticcheck)"
 	@echo "  make test-unit        check's Go tests: every package that needs no browser, display or keychain"
-	@echo "  make test-race        the companion's and internal/ tests with the race detector"
+	@echo "  make test-race        the companion's tests with the race detector"
 	@echo "  make test-ui          the tray UI, app and command tests"
 	@echo "  make test-node        the extension's node tests"
 	@echo "  make test-keychain    the token store against a real Secret Service"
@@ -130,7 +130,7 @@ staticcheck:
 test-node:
 	node --test extension/test/
 
-RACE_PKGS = $$(go list ./companion/... ./internal/... | grep -v -e /keychaintest -e /e2e)
+RACE_PKGS = $$(go list ./companion/... | grep -v -e /keychaintest -e /e2e)
 
 # Every package whose tests need no browser, display or Secret Service:
 # the end-to-end tests, the dev browser and the tool engine (both drive a
