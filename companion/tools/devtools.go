@@ -343,7 +343,7 @@ func (c *call) inTraceWorld(ctx context.Context, ts *tabState, tabID int, action
 		var res evalResult
 		err = c.cdp(ctx, tabID, "Runtime.callFunctionOn", map[string]any{
 			"functionDeclaration": perfDeclaration, "executionContextId": world.ID,
-			"arguments": []map[string]any{{"value": action}}, "returnByValue": true,
+			"arguments": []map[string]any{{"value": action}}, "returnByValue": true, "awaitPromise": true,
 		}, &res)
 		if err != nil && attempt == 0 && contextGone(err) {
 			continue // the document changed under the call

@@ -4,7 +4,9 @@
 // the trace is on, so that document is measured from its beginning. Both
 // observe interactions down to 16 ms and long tasks as they happen. "stop"
 // reads those and what the page's performance timeline buffered (LCP,
-// layout shifts), and returns the raw numbers for the engine to summarise.
+// layout shifts), and returns the raw numbers for the engine to summarise;
+// in a visible page with no contentful paint reported yet, it first waits
+// for one (six frames or a second at most).
 function (action) {
   const g = globalThis;
   const MAX = 2000;
@@ -23,71 +25,103 @@ function (action) {
     g.__reinsPerf = st;
     return JSON.stringify({ url: location.href });
   }
-  const st = g.__reinsPerf && g.__reinsPerf.origin === performance.timeOrigin ? g.__reinsPerf : null;
-  if (st) for (const [o, keep] of st.obs) for (const e of o.takeRecords()) keep(e);
-  const t0 = st ? st.t0 : 0;
-  const take = (type) => {
-    try {
-      if (!PerformanceObserver.supportedEntryTypes.includes(type)) return null;
-      const po = new PerformanceObserver(() => {});
-      po.observe({ type, buffered: true });
-      const r = po.takeRecords();
-      po.disconnect();
-      return r;
-    } catch (e) { return null; }
-  };
-  const name = (el) => {
-    if (!el) return '';
-    let s = el.localName || '';
-    if (el.id) s += '#' + el.id;
-    else if (typeof el.className === 'string' && el.className.trim()) s += '.' + el.className.trim().split(/\s+/).slice(0, 2).join('.');
-    return s;
-  };
-  const out = { url: location.href, started: !!st, load: !!(st && st.load), elapsed: performance.now() - t0, supported: PerformanceObserver.supportedEntryTypes };
-  const lcp = take('largest-contentful-paint');
-  if (lcp && lcp.length) {
-    const e = lcp[lcp.length - 1];
-    out.lcp = { t: e.startTime, size: e.size, el: name(e.element), url: (e.url || '').slice(0, 200), before: e.startTime < t0 };
+  if (action === 'stop' && document.visibilityState === 'visible' && !painted()) {
+    // A page loaded a moment ago may not have reported its first paint
+    // yet: wait for it, six frames or one second at most.
+    return settle().then(report);
   }
-  const shifts = take('layout-shift');
-  if (shifts) {
-    // CLS: the largest session window (shifts under 1 s apart, 5 s at most).
-    let best = 0, cur = 0, first = 0, last = 0, n = 0;
-    for (const e of shifts) {
-      if (e.hadRecentInput || e.startTime < t0) continue;
-      n++;
-      if (cur && e.startTime - last < 1000 && e.startTime - first < 5000) cur += e.value;
-      else { cur = e.value; first = e.startTime; }
-      last = e.startTime;
-      if (cur > best) best = cur;
-    }
-    out.cls = { value: best, shifts: n };
+  return report();
+
+  function painted() {
+    const type = 'largest-contentful-paint';
+    if (!PerformanceObserver.supportedEntryTypes.includes(type)) return true;
+    const po = new PerformanceObserver(() => {});
+    po.observe({ type, buffered: true });
+    const n = po.takeRecords().length;
+    po.disconnect();
+    return n > 0;
   }
-  const events = take('event');
-  if (events) {
-    const worst = new Map();
-    const add = (id, d, t, nm) => {
-      if (!id || t < t0) return;
-      const w = worst.get(id);
-      if (!w || d > w[0]) worst.set(id, [d, nm]);
+  function settle() {
+    return new Promise((done) => {
+      const timer = setTimeout(finish, 1000);
+      let po = null, frames = 0;
+      function finish() { clearTimeout(timer); if (po) po.disconnect(); done(); }
+      try {
+        po = new PerformanceObserver(finish);
+        po.observe({ type: 'largest-contentful-paint', buffered: true });
+      } catch (e) { /* not in this browser */ }
+      const frame = () => { if (++frames >= 6) finish(); else requestAnimationFrame(frame); };
+      requestAnimationFrame(frame);
+    });
+  }
+
+  function report() {
+    const st = g.__reinsPerf && g.__reinsPerf.origin === performance.timeOrigin ? g.__reinsPerf : null;
+    if (st) for (const [o, keep] of st.obs) for (const e of o.takeRecords()) keep(e);
+    const t0 = st ? st.t0 : 0;
+    const take = (type) => {
+      try {
+        if (!PerformanceObserver.supportedEntryTypes.includes(type)) return null;
+        const po = new PerformanceObserver(() => {});
+        po.observe({ type, buffered: true });
+        const r = po.takeRecords();
+        po.disconnect();
+        return r;
+      } catch (e) { return null; }
     };
-    for (const e of events) add(e.interactionId, e.duration, e.startTime, e.name);
-    if (st) for (const [id, d, t, nm] of st.events) add(id, d, t, nm);
-    const all = [...worst.values()].sort((a, b) => b[0] - a[0]);
-    // INP: the worst interaction, or the 98th percentile from 50 on.
-    const pick = all[Math.min(all.length - 1, Math.floor(all.length / 50))];
-    out.inp = { count: all.length, value: pick ? pick[0] : 0, name: pick ? pick[1] : '', observed: !!st };
-  }
-  const tasks = st ? st.tasks : (take('longtask') || []).map((e) => [e.startTime, e.duration]);
-  if (PerformanceObserver.supportedEntryTypes.includes('longtask')) {
-    let total = 0, blocking = 0, longest = 0, n = 0;
-    const seen = new Set();
-    for (const [t, d] of tasks) {
-      if (t < t0 || seen.has(t)) continue;
-      seen.add(t);
-      n++; total += d; blocking += Math.max(0, d - 50); longest = Math.max(longest, d);
+    const name = (el) => {
+      if (!el) return '';
+      let s = el.localName || '';
+      if (el.id) s += '#' + el.id;
+      else if (typeof el.className === 'string' && el.className.trim()) s += '.' + el.className.trim().split(/\s+/).slice(0, 2).join('.');
+      return s;
+    };
+    const out = { url: location.href, started: !!st, load: !!(st && st.load), elapsed: performance.now() - t0, supported: PerformanceObserver.supportedEntryTypes };
+    const lcp = take('largest-contentful-paint');
+    if (lcp && lcp.length) {
+      const e = lcp[lcp.length - 1];
+      out.lcp = { t: e.startTime, size: e.size, el: name(e.element), url: (e.url || '').slice(0, 200), before: e.startTime < t0 };
     }
-    out.tasks = { count: n, total, blocking, longest };
+    const shifts = take('layout-shift');
+    if (shifts) {
+      // CLS: the largest session window (shifts under 1 s apart, 5 s at most).
+      let best = 0, cur = 0, first = 0, last = 0, n = 0;
+      for (const e of shifts) {
+        if (e.hadRecentInput || e.startTime < t0) continue;
+        n++;
+        if (cur && e.startTime - last < 1000 && e.startTime - first < 5000) cur += e.value;
+        else { cur = e.value; first = e.startTime; }
+        last = e.startTime;
+        if (cur > best) best = cur;
+      }
+      out.cls = { value: best, shifts: n };
+    }
+    const events = take('event');
+    if (events) {
+      const worst = new Map();
+      const add = (id, d, t, nm) => {
+        if (!id || t < t0) return;
+        const w = worst.get(id);
+        if (!w || d > w[0]) worst.set(id, [d, nm]);
+      };
+      for (const e of events) add(e.interactionId, e.duration, e.startTime, e.name);
+      if (st) for (const [id, d, t, nm] of st.events) add(id, d, t, nm);
+      const all = [...worst.values()].sort((a, b) => b[0] - a[0]);
+      // INP: the worst interaction, or the 98th percentile from 50 on.
+      const pick = all[Math.min(all.length - 1, Math.floor(all.length / 50))];
+      out.inp = { count: all.length, value: pick ? pick[0] : 0, name: pick ? pick[1] : '', observed: !!st };
+    }
+    const tasks = st ? st.tasks : (take('longtask') || []).map((e) => [e.startTime, e.duration]);
+    if (PerformanceObserver.supportedEntryTypes.includes('longtask')) {
+      let total = 0, blocking = 0, longest = 0, n = 0;
+      const seen = new Set();
+      for (const [t, d] of tasks) {
+        if (t < t0 || seen.has(t)) continue;
+        seen.add(t);
+        n++; total += d; blocking += Math.max(0, d - 50); longest = Math.max(longest, d);
+      }
+      out.tasks = { count: n, total, blocking, longest };
+    }
+    return JSON.stringify(out);
   }
-  return JSON.stringify(out);
 }
