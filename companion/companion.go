@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/reinshq/reins/companion/admin"
+	"github.com/reinshq/reins/companion/agentfiles"
 	"github.com/reinshq/reins/companion/edge"
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/internal/httpbound"
@@ -190,6 +191,7 @@ func New(cfg Config) (*Companion, error) {
 		c.engine = tools.NewEngine(tools.Options{
 			Hub: c.hub, Paused: c.CheckPaused, TakenOver: c.TakenOver,
 			Disabled: c.toolRefusal, OnActivity: c.RecordActivity, Logger: cfg.Logger,
+			Files: agentfiles.New(cfg.DataDir),
 		})
 		runner = c.engine
 	}

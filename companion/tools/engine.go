@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reinshq/reins/companion/agentfiles"
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/wire"
 )
@@ -42,6 +43,11 @@ type Options struct {
 	OnActivity func(Activity)
 	Logger     *slog.Logger
 
+	// Files holds each principal's upload and downloads folders; without
+	// it upload_file takes no files and downloads stay where the browser
+	// put them.
+	Files *agentfiles.Root
+
 	// NavigationTimeout bounds the wait for a page load (default 20 s).
 	NavigationTimeout time.Duration
 	// SettleTimeout bounds the wait for a page to go quiet after an action
@@ -60,7 +66,12 @@ type Engine struct {
 	tools   map[string]*tool
 	catalog []Info
 
-	bg sync.WaitGroup // dialog handlers started from event callbacks
+	bg sync.WaitGroup // dialog handlers and downloads started from event callbacks
+	// stopCtx ends with Close, for the work bg runs.
+	stopCtx  context.Context
+	stopWork context.CancelFunc
+
+	downloads *downloadTable
 
 	mu     sync.Mutex
 	tabs   map[int]*tabState
@@ -86,7 +97,9 @@ func NewEngine(opts Options) *Engine {
 	e := &Engine{
 		hub: opts.Hub, opts: opts, log: opts.Logger,
 		tools: map[string]*tool{}, tabs: map[int]*tabState{},
+		downloads: newDownloadTable(),
 	}
+	e.stopCtx, e.stopWork = context.WithCancel(context.Background())
 	for _, register := range families {
 		register(e)
 	}
@@ -98,6 +111,7 @@ func NewEngine(opts Options) *Engine {
 var families = []func(*Engine){
 	registerTabs, registerNavigate, registerComputer, registerRead, registerForm,
 	registerJS, registerLogs, registerWindow, registerUpload, registerMisc, registerBatch,
+	registerFiles, registerDownloads, registerWaitFor,
 }
 
 // Catalog lists every tool, sorted by name.
@@ -118,6 +132,7 @@ func (e *Engine) Close() {
 	for _, ts := range tabs {
 		ts.stop()
 	}
+	e.stopWork()
 	e.bg.Wait()
 }
 
@@ -304,7 +319,11 @@ func (c *call) page(ctx context.Context, id int, a access) (*tabState, hub.Tab, 
 	if err != nil {
 		return nil, hub.Tab{}, err
 	}
+	ts.acting(c.s.Principal, c.browser)
 	if err := ts.ensure(ctx, c.s.Label); err != nil {
+		return nil, hub.Tab{}, err
+	}
+	if err := c.e.downloadsTo(ctx, ts, c.s.Label); err != nil {
 		return nil, hub.Tab{}, err
 	}
 	return ts, t, nil

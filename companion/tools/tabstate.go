@@ -22,8 +22,9 @@ type tabState struct {
 	e      *Engine
 	cancel func()
 
-	initMu sync.Mutex // held only while enabling this tab's domains
-	ready  atomic.Bool
+	initMu  sync.Mutex // held only while enabling this tab's domains
+	ready   atomic.Bool
+	dlReady atomic.Bool // a dev tab's downloads go to the incoming folder
 
 	worldMu sync.Mutex // serialises creating this tab's isolated world
 
@@ -35,6 +36,11 @@ type tabState struct {
 	network   *networkLog
 	docStatus map[string]int // loaderId → HTTP status of the main document
 	gone      bool
+	// actor is the principal of the latest call that acted on the tab: a
+	// download the page starts is that principal's.
+	actor   string
+	browser string
+	net     netTracker
 }
 
 // tabState returns the tab's state, subscribing to its events on first use.
@@ -82,6 +88,19 @@ func (ts *tabState) stop() {
 	}
 }
 
+// acting records who acts on the tab and through which browser.
+func (ts *tabState) acting(principal, browser string) {
+	ts.mu.Lock()
+	ts.actor, ts.browser = principal, browser
+	ts.mu.Unlock()
+}
+
+func (ts *tabState) who() (actor, browser string) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.actor, ts.browser
+}
+
 // ensure turns on the domains the tools rely on: Page (loads, lifecycle),
 // Runtime and Log (console), Network (requests). The extension may detach
 // on idle; a detached event makes the next call do this again.
@@ -127,6 +146,7 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 	switch ev.Kind {
 	case hub.TabDetached:
 		ts.ready.Store(false)
+		ts.dlReady.Store(false)
 		ts.mu.Lock()
 		ts.world = 0
 		ts.mu.Unlock()
@@ -146,6 +166,7 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 		ts.console.add(ev.Method, ev.Params)
 		return
 	case "Network.requestWillBeSent", "Network.responseReceived", "Network.loadingFinished", "Network.loadingFailed":
+		ts.net.feed(ev.Method, ev.Params)
 		if status, loader, ok := ts.network.add(ev.Method, ev.Params); ok {
 			ts.mu.Lock()
 			ts.docStatus[loader] = status
@@ -158,6 +179,13 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 		return
 	case "Page.javascriptDialogOpening":
 		ts.dialog(ev.Params)
+	case "Page.downloadWillBegin":
+		ts.e.downloads.begin(ts, ev.Params)
+	case "Page.downloadProgress", "Browser.downloadProgress":
+		ts.e.downloads.progress(ts.e, ev.Params)
+		if ev.Method == "Browser.downloadProgress" {
+			return // every dev tab hears every download; only its own tab's Page events say it started there
+		}
 	case "Runtime.executionContextDestroyed":
 		var p struct {
 			ID int `json:"executionContextId"`

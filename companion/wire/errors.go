@@ -30,6 +30,9 @@ const (
 	// CodeBusy: a peer already has as many commands running and waiting as
 	// it may; the command did not run.
 	CodeBusy Code = "busy"
+	// CodeUnsupported: the browser cannot do what the tool asks (an API
+	// Firefox gives extensions no access to, say); nothing was done.
+	CodeUnsupported Code = "unsupported"
 )
 
 // Codes lists every code, for tests and documentation.
@@ -38,6 +41,7 @@ var Codes = []Code{
 	CodeTabNotInSession, CodeNoSuchSession, CodeNoSuchBrowser, CodeAttachFailed,
 	CodeRestrictedURL, CodeBlockedURL, CodeNavigatedAway, CodeTimeout,
 	CodeInternal, CodePaused, CodeNotShared, CodeUnauthorized, CodeBusy,
+	CodeUnsupported,
 }
 
 // Sentinel errors, one per code. Wrap them with %w; CodeOf finds the code.
@@ -59,6 +63,7 @@ var (
 	ErrNotShared       = &Error{Code: CodeNotShared, Message: "tab is not shared"}
 	ErrUnauthorized    = &Error{Code: CodeUnauthorized, Message: "unauthorized"}
 	ErrBusy            = &Error{Code: CodeBusy, Message: "too many commands"}
+	ErrUnsupported     = &Error{Code: CodeUnsupported, Message: "unsupported"}
 )
 
 // Error is an error with a wire code. Two Errors match under errors.Is when

@@ -294,3 +294,20 @@ test(`at most ${MAX_PENDING_REDIRECTS} redirects wait for their next hop`, async
   assert.equal(sent[0].redirectResponse, undefined, 'the oldest redirect was dropped');
   assert.equal(sent[1].redirectResponse.status, 302, 'the next one was kept');
 });
+
+test('a download is reported on the attached tab that loaded its URL, as Chromium reports it', async () => {
+  const { cdp, browser, events } = adapter();
+  await cdp.attach(1);
+  await cdp.send(1, 'Page.enable');
+  browser.webRequest.onBeforeRequest.fire({ tabId: 1, frameId: 0, requestId: '9', url: 'http://127.0.0.1:9/report.csv', type: 'main_frame', method: 'GET' });
+  // Another tab's download, and one of a URL this tab never asked for, are not this tab's.
+  browser.downloads.onCreated.fire({ id: 3, url: 'http://127.0.0.1:9/other.bin', filename: '/home/p/Downloads/other.bin', state: 'in_progress' });
+  browser.downloads.onCreated.fire({ id: 4, url: 'http://127.0.0.1:9/report.csv', filename: '/home/p/Downloads/report.csv', state: 'in_progress' });
+  browser.downloads.onChanged.fire({ id: 3, state: { current: 'complete' } });
+  browser.downloads.onChanged.fire({ id: 4, bytesReceived: { current: 8 }, totalBytes: { current: 8 }, state: { current: 'complete' } });
+  const got = events.filter(([, m]) => m.startsWith('Page.download'));
+  assert.deepEqual(got, [
+    [1, 'Page.downloadWillBegin', { frameId: 'main-1', guid: 'firefox-4', url: 'http://127.0.0.1:9/report.csv', suggestedFilename: 'report.csv', downloadId: 4 }],
+    [1, 'Page.downloadProgress', { guid: 'firefox-4', state: 'completed', receivedBytes: 8, totalBytes: 8 }],
+  ]);
+});
