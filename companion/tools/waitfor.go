@@ -38,7 +38,7 @@ const (
 	// timeout; a longer wait asks the page again for the rest.
 	waitChunk = 20 * time.Second
 	// waitMargin is the time left for the page's answer to come back.
-	waitMargin = 250 * time.Millisecond
+	waitMargin = 5 * time.Second
 	// netQuiet is how long a tab must have no request in flight to count
 	// as network idle.
 	netQuiet = 500 * time.Millisecond
@@ -101,7 +101,7 @@ func runWaitFor(ctx context.Context, c *call, in *waitForArgs) (*Result, error) 
 		err = ts.net.idle(wctx, netQuiet)
 	default:
 		what = describeCond(in)
-		href, err = c.waitPage(wctx, ts, in)
+		href, err = c.waitPage(ctx, start.Add(timeout), ts, in)
 	}
 	took := time.Since(start).Round(10 * time.Millisecond)
 	if err != nil {
@@ -136,8 +136,10 @@ func describeCond(in *waitForArgs) string {
 }
 
 // waitPage runs the page-side wait, again in each new document the tab
-// loads before the deadline.
-func (c *call) waitPage(ctx context.Context, ts *tabState, in *waitForArgs) (string, error) {
+// loads before the deadline. The page's own timer ends each wait; the
+// request gets waitMargin more, so the page's answer, not a cut request,
+// says the time is up.
+func (c *call) waitPage(ctx context.Context, deadline time.Time, ts *tabState, in *waitForArgs) (string, error) {
 	cond := map[string]any{}
 	switch {
 	case in.Text != "":
@@ -151,11 +153,8 @@ func (c *call) waitPage(ctx context.Context, ts *tabState, in *waitForArgs) (str
 		cond["state"] = in.State
 	}
 	for {
-		deadline, _ := ctx.Deadline()
-		// The page gives up a little before the call's own deadline, so
-		// its answer, not a cut request, ends the wait.
-		left := time.Until(deadline) - waitMargin
-		if left <= 0 {
+		left := time.Until(deadline)
+		if left <= time.Millisecond {
 			return "", context.DeadlineExceeded
 		}
 		chunk := min(left, waitChunk)
@@ -163,7 +162,9 @@ func (c *call) waitPage(ctx context.Context, ts *tabState, in *waitForArgs) (str
 		var r struct {
 			Met bool `json:"met"`
 		}
-		href, err := ts.call(ctx, c.s.Label, "waitFor", &r, false, cond, chunk.Milliseconds())
+		cctx, cancel := context.WithTimeout(ctx, chunk+waitMargin)
+		href, err := ts.call(cctx, c.s.Label, "waitFor", &r, false, cond, max(chunk.Milliseconds(), 1))
+		cancel()
 		if err == nil && r.Met {
 			w.stop()
 			return href, nil
@@ -173,9 +174,9 @@ func (c *call) waitPage(ctx context.Context, ts *tabState, in *waitForArgs) (str
 			return href, err
 		}
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || time.Until(deadline) <= 0 {
 				w.stop()
-				return "", ctx.Err()
+				return "", context.DeadlineExceeded
 			}
 			if in.Ref != "" && in.State != "gone" && in.State != "hidden" {
 				// A ref belongs to its document; the new one has none.

@@ -311,3 +311,28 @@ test('a download is reported on the attached tab that loaded its URL, as Chromiu
     [1, 'Page.downloadProgress', { guid: 'firefox-4', state: 'completed', receivedBytes: 8, totalBytes: 8 }],
   ]);
 });
+
+// Firefox keeps a page the tab leaves frozen in the back/forward cache and
+// never settles a script waiting there (the page helper's "quiet" after a
+// click that submits a form): the new document must fail the call at once,
+// not leave it to the companion's 30 s request timeout.
+test('a helper call waiting in a page the tab leaves fails when the new document commits', async () => {
+  const { cdp, browser } = adapter();
+  await cdp.attach(1);
+  const { executionContextId: ctx } = await cdp.send(1, 'Page.createIsolatedWorld', { frameId: 'main-1', worldName: 'reins' });
+  const run = browser.scripting.executeScript;
+  browser.scripting.executeScript = (d) => (d.func && d.func.name === 'helperInvoke' ? new Promise(() => {}) : run(d));
+  const quiet = cdp.send(1, 'Runtime.callFunctionOn', { functionDeclaration: 'function(...a){return globalThis.__reins.call("quiet", a)}', executionContextId: ctx, arguments: [{ value: 30 }, { value: 1000 }] });
+  let settled = false;
+  quiet.catch(() => {}).finally(() => { settled = true; });
+  await settle();
+  assert.equal(settled, false, 'the call waits while the page stays');
+  browser.webNavigation.onCommitted.fire({ tabId: 1, frameId: 0, url: 'http://127.0.0.1:9/welcome', documentId: 'doc-2' });
+  await rejectsCode(quiet, 'internal', /Execution context was destroyed/);
+
+  const { executionContextId: ctx2 } = await cdp.send(1, 'Page.createIsolatedWorld', { frameId: 'main-1', worldName: 'reins' });
+  const waiting = cdp.send(1, 'Runtime.callFunctionOn', { functionDeclaration: 'function(...a){return globalThis.__reins.call("quiet", a)}', executionContextId: ctx2 });
+  await settle();
+  browser.tabs.onRemoved.fire(1);
+  await rejectsCode(waiting, 'no_such_tab');
+});
