@@ -1,0 +1,104 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/reinshq/reins/companion/e2e/internal/taskpages"
+)
+
+// Files in and out: an upload the server checks byte for byte, and a
+// download whose content the agent reads back and types into the page.
+
+const invoice = "INVOICE 4471\nTeam lunch, 6 people\nTotal 129.50 EUR\n"
+
+var downloadIDRE = regexp.MustCompile(`download (dl_\d+)`)
+
+func init() {
+	registerTask(agentTask{
+		name: "upload",
+		setup: func(pages *taskpages.Server) {
+			pages.Handle("POST /upload", func(w http.ResponseWriter, r *http.Request) {
+				if err := r.ParseMultipartForm(1 << 20); err != nil {
+					http.Error(w, err.Error(), http.StatusBadRequest)
+					return
+				}
+				f, h, err := r.FormFile("invoice")
+				if err != nil {
+					http.Error(w, "no invoice attached", http.StatusBadRequest)
+					return
+				}
+				defer f.Close()
+				got, _ := io.ReadAll(f)
+				if string(got) != invoice || h.Filename != "invoice-4471.txt" || r.FormValue("title") != "Team lunch" {
+					http.Error(w, "that is not the invoice", http.StatusBadRequest)
+					return
+				}
+				pages.Done("upload", h.Filename+" "+h.Header.Get("Content-Type"))
+				io.WriteString(w, "<!doctype html><title>Claim sent</title><p>Claim sent.</p>")
+			})
+		},
+		run: func(a *taskAgent) {
+			a.open(a.pages.URL("/task/upload"))
+			a.on("upload_file", map[string]any{"ref": a.find("Invoice file input", "Invoice file"), "files": []map[string]any{{
+				"name": "invoice-4471.txt", "mimeType": "text/plain", "data": base64.StdEncoding.EncodeToString([]byte(invoice)),
+			}}})
+			a.click(a.find("Send claim button", `button "Send claim"`))
+		},
+	})
+
+	var mu sync.Mutex
+	var code string
+	registerTask(agentTask{
+		name: "download",
+		setup: func(pages *taskpages.Server) {
+			pages.Handle("GET /task-files/unlock-code.txt", func(w http.ResponseWriter, r *http.Request) {
+				b := make([]byte, 4)
+				rand.Read(b)
+				mu.Lock()
+				code = strings.ToUpper(hex.EncodeToString(b))
+				c := code
+				mu.Unlock()
+				w.Header().Set("Content-Type", "text/plain")
+				w.Header().Set("Content-Disposition", `attachment; filename="unlock-code.txt"`)
+				io.WriteString(w, "Keep this file private.\nUnlock code: "+c+"\n")
+			})
+			pages.Handle("POST /unlock", func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				want := code
+				mu.Unlock()
+				if want == "" || r.FormValue("code") != want {
+					http.Error(w, "wrong code", http.StatusForbidden)
+					return
+				}
+				pages.Done("download", want)
+				io.WriteString(w, "<!doctype html><title>Unlocked</title><p>Your account is unlocked.</p>")
+			})
+		},
+		run: func(a *taskAgent) {
+			a.open(a.pages.URL("/task/download"))
+			clicked := a.click(a.find("Download unlock code link", "Download unlock code"))
+			m := downloadIDRE.FindStringSubmatch(clicked.text)
+			if m == nil {
+				a.t.Fatalf("the click's result does not mention the download: %s", clicked.text)
+			}
+			done := a.must("downloads", map[string]any{"action": "wait", "id": m[1]})
+			if !strings.Contains(done.text, "unlock-code.txt: complete") {
+				a.t.Fatalf("downloads wait answered %s", done.text)
+			}
+			text := a.must("downloads", map[string]any{"action": "read", "id": m[1]}).text
+			got := regexp.MustCompile(`Unlock code: (\w+)`).FindStringSubmatch(text)
+			if got == nil {
+				a.t.Fatalf("downloads read answered %s", text)
+			}
+			a.on("form_input", map[string]any{"ref": a.find("Unlock code field", "Unlock code"), "value": got[1]})
+			a.click(a.find("Unlock button", `button "Unlock"`))
+		},
+	})
+}
