@@ -33,11 +33,11 @@ import (
 // Downloads folder, and downloads.wait says where.
 
 type downloadsArgs struct {
-	Action   string  `json:"action" jsonschema:"list, wait, read or save_pdf"`
-	ID       string  `json:"id,omitempty" jsonschema:"download id (dl_1) for wait and read; wait without it takes the newest"`
-	TabID    int     `json:"tabId,omitempty" jsonschema:"save_pdf: the tab to save; list and wait: only that tab's downloads"`
-	Timeout  float64 `json:"timeout,omitempty" jsonschema:"wait: seconds (default 30, at most 120)"`
-	MaxChars int     `json:"maxChars,omitempty" jsonschema:"read: characters to return (default and at most 50000)"`
+	Action   string  `json:"action" jsonschema:"what to do"`
+	ID       string  `json:"id,omitempty" jsonschema:"download id (dl_1); wait defaults to the newest"`
+	TabID    int     `json:"tabId,omitempty" jsonschema:"tab (save_pdf; filter for list, wait)"`
+	Timeout  float64 `json:"timeout,omitempty" jsonschema:"wait: seconds, default 30"`
+	MaxChars int     `json:"maxChars,omitempty" jsonschema:"read: characters, default 50000"`
 }
 
 const (
@@ -64,8 +64,8 @@ const (
 func registerDownloads(e *Engine) {
 	define(e, Info{
 		Name: "downloads",
-		Description: "Files your tabs downloaded, saved in your downloads folder. list shows them with their state; wait waits for one to finish " +
-			"(name, size, type); read returns its text (text, CSV, JSON, PDF); save_pdf saves a tab as a PDF.",
+		Description: "Files your tabs downloaded, kept in your downloads folder: list them, wait for one to finish (name, size, type), " +
+			"read its text (text, CSV, JSON, PDF), or save_pdf a tab.",
 		Batchable: true, Extended: true,
 	}, func(s *jsonschema.Schema) {
 		enum(s, "action", "list", "wait", "read", "save_pdf")

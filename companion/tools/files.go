@@ -23,17 +23,17 @@ import (
 // them through a DataTransfer in the page.
 
 type uploadFileItem struct {
-	Name     string `json:"name,omitempty" jsonschema:"file name, with data"`
-	MimeType string `json:"mimeType,omitempty" jsonschema:"MIME type, with data"`
-	Data     string `json:"data,omitempty" jsonschema:"the file's bytes, base64"`
-	Path     string `json:"path,omitempty" jsonschema:"or: a path inside your upload folder"`
+	Name     string `json:"name,omitempty" jsonschema:"file name"`
+	MimeType string `json:"mimeType,omitempty" jsonschema:"MIME type"`
+	Data     string `json:"data,omitempty" jsonschema:"base64 bytes"`
+	Path     string `json:"path,omitempty" jsonschema:"or a path in your upload folder"`
 }
 
 type uploadFileArgs struct {
-	TabID      int              `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
-	Ref        string           `json:"ref,omitempty" jsonschema:"ref of a file input, or of a drop target to drop the files on"`
-	Coordinate []float64        `json:"coordinate,omitempty" jsonschema:"[x, y] screenshot pixels of a drop target, instead of ref"`
-	Files      []uploadFileItem `json:"files" jsonschema:"the files"`
+	TabID      int              `json:"tabId" jsonschema:"tab id"`
+	Ref        string           `json:"ref,omitempty" jsonschema:"file input or drop target"`
+	Coordinate []float64        `json:"coordinate,omitempty" jsonschema:"or [x, y] of a drop target"`
+	Files      []uploadFileItem `json:"files" jsonschema:"files"`
 }
 
 const (
@@ -46,8 +46,8 @@ const (
 func registerFiles(e *Engine) {
 	define(e, Info{
 		Name: "upload_file",
-		Description: "Put files into a file input (ref) or drop them on a drop target (ref or coordinate). " +
-			"Each file is base64 data with a name, or a path inside your upload folder; 10 MiB in all.",
+		Description: "Put files into a file input or drop them on a drop target. " +
+			"Each file: base64 data with a name, or a path in your upload folder; 10 MiB in all.",
 		Destructive: true, Mutating: true, Batchable: true, Extended: true,
 	}, func(s *jsonschema.Schema) {
 		items(s, "coordinate", 2)

@@ -1,7 +1,9 @@
 package tools_test
 
 import (
+	"context"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -325,5 +327,45 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The new tools follow every rule of the catalog: pause, Reins' own tools
+// hidden from a paired backend's session, tabs of other agents refused,
+// Activity recorded without arguments.
+func TestFilesAndWaitsFollowTheRules(t *testing.T) {
+	f := newFake(t, []wire.TabInfo{{ID: 1, URL: "https://shop.example/cart", Title: "Cart", Shared: true, WindowID: 1}})
+	s := f.e.NewSession("agent:a", "a")
+	calls := map[string]any{
+		"upload_file": map[string]any{"tabId": 1, "ref": "ref_1", "files": []map[string]any{{"name": "a.txt", "data": b64("secret bytes")}}},
+		"wait_for":    map[string]any{"tabId": 1, "text": "x"},
+		"downloads":   map[string]any{"action": "list"},
+	}
+	f.paused.Store(true)
+	for tool, args := range calls {
+		wantCode(t, f.call(t, s, tool, args), wire.CodePaused)
+	}
+	f.paused.Store(false)
+	backend := f.e.NewSession("backend:b", "Brand")
+	backend.OperatorCatalog = true
+	for tool, args := range calls {
+		wantCode(t, f.call(t, backend, tool, args), wire.CodeUnknownTool)
+	}
+	var acts []tools.Activity
+	off := tools.NewEngine(tools.Options{Hub: f.hub, Logger: quietLogger(),
+		Disabled: func(tool string) error { return wire.Errorf(wire.CodeUnauthorized, "the person turned %s off", tool) },
+		OnActivity: func(a tools.Activity) { acts = append(acts, a) }})
+	defer off.Close()
+	for tool, args := range calls {
+		raw, _ := jsonMarshal(args)
+		wantCode(t, off.Call(context.Background(), s, tool, raw), wire.CodeUnauthorized)
+	}
+	if len(acts) != len(calls) {
+		t.Fatalf("%d activities for %d calls", len(acts), len(calls))
+	}
+	for _, a := range acts {
+		if line := fmt.Sprintf("%+v", a); strings.Contains(line, "secret bytes") || strings.Contains(line, b64("secret bytes")) {
+			t.Fatalf("an activity holds the call's arguments: %s", line)
+		}
 	}
 }

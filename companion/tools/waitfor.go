@@ -21,14 +21,14 @@ import (
 // in Go polls.
 
 type waitForArgs struct {
-	TabID       int     `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
-	Text        string  `json:"text,omitempty" jsonschema:"text to wait for on the page (case-insensitive)"`
-	Selector    string  `json:"selector,omitempty" jsonschema:"CSS selector to wait for"`
-	Ref         string  `json:"ref,omitempty" jsonschema:"element ref to wait for"`
-	State       string  `json:"state,omitempty" jsonschema:"for text, selector or ref: visible (default), enabled, hidden or gone"`
-	URL         string  `json:"url,omitempty" jsonschema:"URL to wait for: a substring, or a pattern with * wildcards"`
-	NetworkIdle bool    `json:"networkIdle,omitempty" jsonschema:"wait until no request is in flight for 500 ms"`
-	Timeout     float64 `json:"timeout,omitempty" jsonschema:"seconds (default 10, at most 60)"`
+	TabID       int     `json:"tabId" jsonschema:"tab id"`
+	Text        string  `json:"text,omitempty" jsonschema:"text on the page"`
+	Selector    string  `json:"selector,omitempty" jsonschema:"CSS selector"`
+	Ref         string  `json:"ref,omitempty" jsonschema:"element ref"`
+	State       string  `json:"state,omitempty" jsonschema:"default visible"`
+	URL         string  `json:"url,omitempty" jsonschema:"substring or * pattern"`
+	NetworkIdle bool    `json:"networkIdle,omitempty" jsonschema:"no request for 500 ms"`
+	Timeout     float64 `json:"timeout,omitempty" jsonschema:"seconds, default 10"`
 }
 
 const (
@@ -51,8 +51,8 @@ const (
 func registerWaitFor(e *Engine) {
 	define(e, Info{
 		Name: "wait_for",
-		Description: "Wait until text, a selector or a ref is visible, enabled, hidden or gone, the URL matches, or the network is idle. " +
-			"Use it after an action whose effect comes later instead of sleeping.",
+		Description: "Wait until text, a selector or a ref reaches a state, the URL matches, or the network is idle. " +
+			"Use it instead of sleeping when an action's effect comes later.",
 		ReadOnly: true, Batchable: true, Extended: true,
 	}, func(s *jsonschema.Schema) {
 		enum(s, "state", "visible", "enabled", "hidden", "gone")

@@ -1,0 +1,135 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reinshq/reins/companion/hub"
+	"github.com/reinshq/reins/companion/wire"
+)
+
+func TestURLMatcher(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, url string
+		want         bool
+	}{
+		{"view=settings", "http://a.test/spa?view=settings", true},
+		{"view=settings", "http://a.test/spa?view=orders", false},
+		{"*/checkout", "http://a.test/task-slow/checkout", true},
+		{"*/checkout", "http://a.test/checkout/done", false},
+		{"http://a.test/*/42", "http://a.test/wait/route/42", true},
+		{"http://a.test/*/42", "http://b.test/wait/route/42", false},
+		{"*", "anything", true},
+		{"a*b*b", "ab", false},
+		{"a*b*b", "abxb", true},
+		{"*route*", "http://a.test/wait/route/42", true},
+	} {
+		if got := urlMatcher(tc.pattern)(tc.url); got != tc.want {
+			t.Errorf("urlMatcher(%q)(%q) = %v, want %v", tc.pattern, tc.url, got, tc.want)
+		}
+	}
+}
+
+func netEvent(method, id, typ string) (string, json.RawMessage) {
+	raw, _ := json.Marshal(map[string]string{"requestId": id, "type": typ})
+	return method, raw
+}
+
+func TestNetTrackerIdleFollowsRequests(t *testing.T) {
+	var n netTracker
+	n.feed(netEvent("Network.requestWillBeSent", "1", "Fetch"))
+	n.feed(netEvent("Network.requestWillBeSent", "ws", "WebSocket"))
+	if c, _ := n.state(); c != 1 {
+		t.Fatalf("%d in flight, want 1 (a WebSocket stays open by design)", c)
+	}
+	done := make(chan error, 1)
+	go func() { done <- n.idle(context.Background(), 20*time.Millisecond) }()
+	select {
+	case err := <-done:
+		t.Fatalf("idle with a request in flight: %v", err)
+	case <-time.After(100 * time.Millisecond): // the check: nothing happens while the request is open
+	}
+	n.feed(netEvent("Network.loadingFinished", "1", ""))
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("never idle after the request finished")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n.feed(netEvent("Network.requestWillBeSent", "2", "Document"))
+	cancel()
+	if err := n.idle(ctx, time.Millisecond); err == nil {
+		t.Fatal("idle returned nil after its context ended with a request in flight")
+	}
+}
+
+func TestNetTrackerIsBounded(t *testing.T) {
+	var n netTracker
+	for i := range maxInflight + 50 {
+		n.feed(netEvent("Network.requestWillBeSent", fmt.Sprint(i), "Fetch"))
+	}
+	if c, _ := n.state(); c != maxInflight {
+		t.Fatalf("%d requests followed, want at most %d", c, maxInflight)
+	}
+}
+
+func TestDownloadTableIsBounded(t *testing.T) {
+	e := NewEngine(Options{Hub: hub.New(hub.Options{})})
+	defer e.Close()
+	ts := &tabState{id: 3, e: e, actor: "agent:a", browser: "b-missing"}
+	for i := range maxDownloads + 10 {
+		raw, _ := json.Marshal(map[string]string{"guid": fmt.Sprint("g", i), "url": "http://a.test/f", "suggestedFilename": "../f.txt"})
+		e.downloads.begin(ts, raw)
+	}
+	e.downloads.mu.Lock()
+	defer e.downloads.mu.Unlock()
+	if len(e.downloads.list) != maxDownloads {
+		t.Fatalf("%d downloads remembered, want %d", len(e.downloads.list), maxDownloads)
+	}
+	last := e.downloads.list[len(e.downloads.list)-1]
+	if last.id != fmt.Sprintf("dl_%d", maxDownloads+10) || last.name != "f.txt" || last.principal != "agent:a" {
+		t.Fatalf("newest download %+v", last)
+	}
+}
+
+func TestFileTextCapsAndRefuses(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	csv := write("a.csv", []byte("é,b\n1,2\n"))
+	if text, note, err := fileText(csv, "text/csv", 100); err != nil || text != "é,b\n1,2\n" || note != "" {
+		t.Fatalf("csv: %q %q %v", text, note, err)
+	}
+	if text, note, err := fileText(csv, "text/csv", 2); err != nil || text != "é," || !strings.Contains(note, "first 2 of 8 characters") {
+		t.Fatalf("capped csv: %q %q %v", text, note, err)
+	}
+	big := write("big.txt", []byte(strings.Repeat("x", maxReadBytes+10)))
+	if text, note, err := fileText(big, "text/plain", maxReadChars); err != nil || len(text) != maxReadChars || !strings.Contains(note, "+") {
+		t.Fatalf("big: %d chars, %q, %v", len(text), note, err)
+	}
+	bin := write("a.bin", []byte{0x89, 'P', 'N', 'G', 0, 0, 0, 1, 2, 3})
+	if _, _, err := fileText(bin, "image/png", 100); wire.CodeOf(err) != wire.CodeUnsupported {
+		t.Fatalf("binary: %v", err)
+	}
+	bad := write("bad.pdf", []byte("%PDF-1.4\nthis is no pdf at all"))
+	if _, _, err := fileText(bad, "application/pdf", 100); wire.CodeOf(err) != wire.CodeUnsupported {
+		t.Fatalf("a broken PDF: %v", err)
+	}
+	if _, _, err := fileText(filepath.Join(dir, "gone"), "text/plain", 100); wire.CodeOf(err) != wire.CodeBadParams {
+		t.Fatalf("a missing file: %v", err)
+	}
+}
