@@ -353,7 +353,7 @@ func TestFilesAndWaitsFollowTheRules(t *testing.T) {
 	}
 	var acts []tools.Activity
 	off := tools.NewEngine(tools.Options{Hub: f.hub, Logger: quietLogger(),
-		Disabled: func(tool string) error { return wire.Errorf(wire.CodeUnauthorized, "the person turned %s off", tool) },
+		Disabled:   func(tool string) error { return wire.Errorf(wire.CodeUnauthorized, "the person turned %s off", tool) },
 		OnActivity: func(a tools.Activity) { acts = append(acts, a) }})
 	defer off.Close()
 	for tool, args := range calls {
