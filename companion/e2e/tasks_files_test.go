@@ -18,7 +18,11 @@ import (
 
 const invoice = "INVOICE 4471\nTeam lunch, 6 people\nTotal 129.50 EUR\n"
 
-var downloadIDRE = regexp.MustCompile(`download (dl_\d+)`)
+var (
+	downloadIDRE = regexp.MustCompile(`download (dl_\d+)`)
+	savedIDRE    = regexp.MustCompile(`as (dl_\d+)`)
+	rcCodeRE     = regexp.MustCompile(`Confirmation code:\s*(RC-\w+)`)
+)
 
 func init() {
 	registerTask(agentTask{
@@ -99,6 +103,32 @@ func init() {
 			}
 			a.on("form_input", map[string]any{"ref": a.find("Unlock code field", "Unlock code"), "value": got[1]})
 			a.click(a.find("Unlock button", `button "Unlock"`))
+		},
+	})
+	registerTask(agentTask{
+		name:  "pdf",
+		notOn: map[string]string{"firefox": "Firefox lets an extension print to PDF only through a save dialog the person answers"},
+		run: func(a *taskAgent) {
+			a.open(a.pages.URL("/task/receipt"))
+			saved := a.on("downloads", map[string]any{"action": "save_pdf"})
+			m := savedIDRE.FindStringSubmatch(saved.text)
+			if m == nil {
+				a.t.Fatalf("save_pdf answered %s", saved.text)
+			}
+			text := a.must("downloads", map[string]any{"action": "read", "id": m[1]}).text
+			code := rcCodeRE.FindStringSubmatch(text)
+			if code == nil {
+				a.t.Fatalf("the PDF's text has no confirmation code: %s", text)
+			}
+			a.on("form_input", map[string]any{"ref": a.find("Confirmation code field", "Confirmation code"), "value": code[1]})
+			a.click(a.find("Confirm button", `button "Confirm"`))
+		},
+		unsupported: func(a *taskAgent) {
+			a.open(a.pages.URL("/task/receipt"))
+			out := a.call("downloads", map[string]any{"action": "save_pdf", "tabId": a.tab})
+			if !out.isErr || !strings.Contains(out.text, "[unsupported]") {
+				a.t.Fatalf("save_pdf in Firefox answered %+v, want an unsupported error", out)
+			}
 		},
 	})
 }

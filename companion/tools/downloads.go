@@ -624,8 +624,12 @@ func pdfText(f *os.File, limit int) (text, note string, err error) {
 	if cut {
 		data = data[:maxReadBytes]
 	}
-	return clipText(strings.TrimSpace(string(bytes.ToValidUTF8(data, []byte("\uFFFD")))), limit, cut)
+	return clipText(ligatures.Replace(strings.TrimSpace(string(bytes.ToValidUTF8(data, []byte("\uFFFD"))))), limit, cut)
 }
+
+// ligatures spells out the typographic ligatures PDFs draw words with, so
+// "conﬁrmation" reads and searches as "confirmation".
+var ligatures = strings.NewReplacer("\uFB00", "ff", "\uFB01", "fi", "\uFB02", "fl", "\uFB03", "ffi", "\uFB04", "ffl", "\uFB05", "st", "\uFB06", "st")
 
 // savePDF prints the tab to a PDF in the principal's downloads folder.
 func (c *call) savePDF(ctx context.Context, in *downloadsArgs) (*Result, error) {

@@ -55,6 +55,7 @@ setTimeout(() => { document.getElementById('send').disabled = false; document.ge
 
 const downloadPage = `<!doctype html><html><head><title>Reports</title></head><body>
 <h1>Quarterly reports</h1>
+<p>Confirmation of the figures</p>
 <a id="csv" href="/dl/report.csv">Get report</a>
 <a id="blob" href="/dl/plain.txt" download="notes.txt">Get notes</a>
 </body></html>`
@@ -309,7 +310,7 @@ func TestDownloads(t *testing.T) {
 		t.Fatalf("save_pdf answered %q", out)
 	}
 	out = r.ok(s, "downloads", map[string]any{"action": "read", "id": m[1]})
-	if !strings.Contains(out, "Quarterly reports") {
+	if !strings.Contains(out, "Quarterly reports") || !strings.Contains(out, "Confirmation of the figures") {
 		t.Fatalf("the PDF's text is %q", out)
 	}
 
