@@ -99,12 +99,13 @@ var ErrPortInUse = errors.New("port in use")
 
 // Companion is one running daemon.
 type Companion struct {
-	cfg  Config
-	log  *slog.Logger
-	hub  *hub.Hub
-	edge *edge.Handler
-	srv  *http.Server
-	ln   net.Listener
+	cfg   Config
+	log   *slog.Logger
+	files *agentfiles.Root // each agent's upload and downloads folders
+	hub   *hub.Hub
+	edge  *edge.Handler
+	srv   *http.Server
+	ln    net.Listener
 
 	mcp       *mcp.Server
 	engine    *tools.Engine // nil when Config.Tools replaced it
@@ -163,7 +164,7 @@ func New(cfg Config) (*Companion, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
-	c := &Companion{cfg: cfg, log: cfg.Logger, subs: map[int]chan struct{}{}, limits: httpbound.Default}
+	c := &Companion{cfg: cfg, log: cfg.Logger, subs: map[int]chan struct{}{}, limits: httpbound.Default, files: agentfiles.New(cfg.DataDir)}
 	if err := c.loadSettings(); err != nil {
 		return nil, err
 	}
@@ -191,7 +192,7 @@ func New(cfg Config) (*Companion, error) {
 		c.engine = tools.NewEngine(tools.Options{
 			Hub: c.hub, Paused: c.CheckPaused, TakenOver: c.TakenOver,
 			Disabled: c.toolRefusal, OnActivity: c.RecordActivity, Logger: cfg.Logger,
-			Files: agentfiles.New(cfg.DataDir),
+			Files: c.files,
 		})
 		runner = c.engine
 	}
