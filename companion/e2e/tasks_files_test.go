@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -17,6 +19,9 @@ import (
 // download whose content the agent reads back and types into the page.
 
 const invoice = "INVOICE 4471\nTeam lunch, 6 people\nTotal 129.50 EUR\n"
+
+// photo is a 1×1 PNG, bytes that are not text.
+var photo = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82")
 
 var (
 	downloadIDRE = regexp.MustCompile(`download (dl_\d+)`)
@@ -54,6 +59,32 @@ func init() {
 				"name": "invoice-4471.txt", "mimeType": "text/plain", "data": base64.StdEncoding.EncodeToString([]byte(invoice)),
 			}}})
 			a.click(a.find("Send claim button", `button "Send claim"`))
+		},
+	})
+
+	registerTask(agentTask{
+		name: "drop",
+		setup: func(pages *taskpages.Server) {
+			pages.Handle("POST /photo", func(w http.ResponseWriter, r *http.Request) {
+				f, h, err := r.FormFile("photo")
+				if err != nil {
+					http.Error(w, "no photo", http.StatusBadRequest)
+					return
+				}
+				defer f.Close()
+				got, _ := io.ReadAll(f)
+				if !bytes.Equal(got, photo) || h.Filename != "me.png" || h.Header.Get("Content-Type") != "image/png" {
+					http.Error(w, "that is not the photo", http.StatusBadRequest)
+					return
+				}
+				pages.Done("drop", fmt.Sprintf("%s, %d bytes", h.Filename, len(got)))
+			})
+		},
+		run: func(a *taskAgent) {
+			a.open(a.pages.URL("/task/drop"))
+			a.on("upload_file", map[string]any{"ref": a.find("Drop your photo here", `region "Drop your photo here"`), "files": []map[string]any{{
+				"name": "me.png", "mimeType": "image/png", "data": base64.StdEncoding.EncodeToString(photo),
+			}}})
 		},
 	})
 

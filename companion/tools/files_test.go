@@ -352,6 +352,17 @@ func TestFilesAndWaitsFollowTheRules(t *testing.T) {
 	for tool, args := range calls {
 		wantCode(t, f.call(t, backend, tool, args), wire.CodeUnknownTool)
 	}
+	// The bounds of the schemas: at most 20 files a call, waits of at most
+	// 60 s (wait_for) and 120 s (downloads wait).
+	many := make([]map[string]any, 21)
+	for i := range many {
+		many[i] = map[string]any{"name": fmt.Sprint("f", i), "data": b64("x")}
+	}
+	wantCode(t, f.call(t, s, "upload_file", map[string]any{"tabId": 1, "ref": "ref_1", "files": many}), wire.CodeBadParams)
+	wantCode(t, f.call(t, s, "downloads", map[string]any{"action": "wait", "timeout": 121}), wire.CodeBadParams)
+	wantCode(t, f.call(t, s, "wait_for", map[string]any{"tabId": 1, "text": "x", "timeout": 61}), wire.CodeBadParams)
+	wantCode(t, f.call(t, s, "downloads", map[string]any{"action": "read", "maxChars": 50001, "id": "dl_1"}), wire.CodeBadParams)
+
 	var acts []tools.Activity
 	off := tools.NewEngine(tools.Options{Hub: f.hub, Logger: quietLogger(),
 		Disabled:   func(tool string) error { return wire.Errorf(wire.CodeUnauthorized, "the person turned %s off", tool) },

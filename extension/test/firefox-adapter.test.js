@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { webcrypto } from 'node:crypto';
 import { createFirefoxCdp, ISOLATED_FILE, TOOLS_HELPER_FILE } from '../lib/cdp-firefox.js';
 import { MAX_PENDING_REDIRECTS } from '../lib/cdp-firefox-network.js';
+import { MAX_RECENT, RECENT_MS } from '../lib/cdp-firefox-downloads.js';
 import { WireError } from '../lib/frames.js';
 import { startService } from '../lib/service.js';
 import { fakeChrome, fakeFirefox, FakeTimers, settle, until } from './fakes.js';
@@ -335,4 +336,24 @@ test('a helper call waiting in a page the tab leaves fails when the new document
   await settle();
   browser.tabs.onRemoved.fire(1);
   await rejectsCode(waiting, 'no_such_tab');
+});
+
+test(`a download is laid at a tab only for its last ${MAX_RECENT} requests of the last ${RECENT_MS / 1000} s`, async () => {
+  const browser = fakeFirefox();
+  let now = 1_000_000;
+  const cdp = createFirefoxCdp(browser, { timers: { setTimeout, clearTimeout }, log: { warn() {} }, now: () => now, fetch: async () => ({ ok: true, text: async () => '' }) });
+  const events = [];
+  cdp.onEvent((tabId, method, params) => events.push([tabId, method, params]));
+  await cdp.attach(1);
+  await cdp.send(1, 'Page.enable');
+  const req = (url) => browser.webRequest.onBeforeRequest.fire({ tabId: 1, frameId: 0, requestId: url, url, type: 'main_frame', method: 'GET' });
+  req('http://127.0.0.1:9/old.csv');
+  for (let i = 0; i < MAX_RECENT; i++) req(`http://127.0.0.1:9/p${i}`);
+  browser.downloads.onCreated.fire({ id: 1, url: 'http://127.0.0.1:9/old.csv', filename: '/d/old.csv' });
+  req('http://127.0.0.1:9/late.csv');
+  now += RECENT_MS + 1;
+  browser.downloads.onCreated.fire({ id: 2, url: 'http://127.0.0.1:9/late.csv', filename: '/d/late.csv' });
+  req('http://127.0.0.1:9/fresh.csv');
+  browser.downloads.onCreated.fire({ id: 3, url: 'http://127.0.0.1:9/fresh.csv', filename: '/d/fresh.csv' });
+  assert.deepEqual(events.filter(([, m]) => m === 'Page.downloadWillBegin').map(([, , p]) => p.downloadId), [3]);
 });
