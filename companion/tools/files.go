@@ -2,7 +2,9 @@ package tools
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -172,23 +174,91 @@ func (c *call) setInputFiles(ctx context.Context, ts *tabState, ref string, file
 const fileObjectGroup = "reins-files"
 
 func (c *call) drop(ctx context.Context, ts *tabState, w *watcher, tabID int, ref string, x, y float64, files []pageFile, where string) (*Result, error) {
-	var r struct {
-		Desc     string `json:"desc"`
-		Accepted bool   `json:"accepted"`
-	}
-	if _, err := c.guardedHelper(ctx, ts, "dropFiles", &r, ref, x, y, files); err != nil {
+	desc, accepted, err := c.dropFiles(ctx, ts, ref, x, y, files)
+	if err != nil {
 		return nil, err
 	}
 	names := make([]string, len(files))
 	for i, f := range files {
 		names[i] = f.Name
 	}
-	line := fmt.Sprintf("Dropped %s on %s %s.", strings.Join(names, ", "), r.Desc, where)
-	if !r.Accepted {
+	line := fmt.Sprintf("Dropped %s on %s %s.", strings.Join(names, ", "), desc, where)
+	if !accepted {
 		line += " The page did not handle the drop (no drop handler called preventDefault)."
 	}
 	return c.after(ctx, ts, w, tabID, []string{line})
 }
+
+// dropFiles drops files on ref's element, or on what is at (x, y). The
+// isolated world finds and marks the target (with the origin guard); the
+// drop itself runs in the page's own world, because Firefox hides the
+// files of a DataTransfer made in another world from the page's scripts.
+// A page that navigated in between has no mark, and nothing is dropped.
+func (c *call) dropFiles(ctx context.Context, ts *tabState, ref string, x, y float64, files []pageFile) (desc string, accepted bool, err error) {
+	token := rand.Text()
+	var mark struct {
+		Desc string  `json:"desc"`
+		X    float64 `json:"x"`
+		Y    float64 `json:"y"`
+	}
+	if _, err := c.guardedHelper(ctx, ts, "dropMark", &mark, ref, x, y, token); err != nil {
+		return "", false, err
+	}
+	args, err := json.Marshal([]any{token, files, mark.X, mark.Y})
+	if err != nil {
+		return "", false, wire.Errorf(wire.CodeInternal, "encoding the files: %v", err)
+	}
+	var res evalResult
+	if err := c.cdp(ctx, ts.id, "Runtime.evaluate", map[string]any{
+		"expression":    "(" + dropInPage + ")(..." + string(args) + ")",
+		"returnByValue": true,
+	}, &res); err != nil {
+		return "", false, err
+	}
+	if res.ExceptionDetails != nil {
+		return "", false, wire.Errorf(CodeScriptError, "the drop failed in the page: %s", firstLine(res.ExceptionDetails.text()))
+	}
+	var out struct {
+		Found    bool `json:"found"`
+		Accepted bool `json:"accepted"`
+	}
+	if err := json.Unmarshal(res.Result.Value, &out); err != nil {
+		return "", false, wire.Errorf(wire.CodeInternal, "the drop answered %s", truncate(string(res.Result.Value), 100))
+	}
+	if !out.Found {
+		return "", false, wire.Errorf(wire.CodeNavigatedAway, "the page changed before the drop; nothing was dropped. Look at the page again")
+	}
+	return mark.Desc, out.Accepted, nil
+}
+
+// dropInPage runs in the page's own world: it drops files on the element
+// dropMark marked, with the drag events a drop zone listens for.
+const dropInPage = `function (token, files, x, y) {
+  const sel = '[data-reins-drop="' + token + '"]';
+  const find = (root) => {
+    const hit = root.querySelector(sel);
+    if (hit) return hit;
+    for (const h of root.querySelectorAll('*')) {
+      const inner = h.shadowRoot && find(h.shadowRoot);
+      if (inner) return inner;
+    }
+    return null;
+  };
+  const el = find(document);
+  if (!el) return { found: false };
+  el.removeAttribute('data-reins-drop');
+  const dt = new DataTransfer();
+  for (const f of files) {
+    const bin = atob(f.data);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    dt.items.add(new File([bytes], f.name, { type: f.mime, lastModified: Date.now() }));
+  }
+  const o = { bubbles: true, cancelable: true, composed: true, clientX: x, clientY: y, dataTransfer: dt };
+  el.dispatchEvent(new DragEvent('dragenter', o));
+  el.dispatchEvent(new DragEvent('dragover', o));
+  return { found: true, accepted: !el.dispatchEvent(new DragEvent('drop', o)) };
+}`
 
 // uploadFiles checks and loads the agent's files: bytes are written into
 // its upload folder, paths are resolved inside it.

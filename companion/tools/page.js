@@ -550,7 +550,6 @@
     const r = putFiles(ref, [{ data: b64, name, mime }], true, expect);
     return { desc: r.desc, count: r.names.length };
   };
-  const dropFile = (x, y, b64, name, mime, expect) => dropFiles('', x, y, [{ data: b64, name, mime }], expect);
 
   // ---- files and waits (upload_file, wait_for)
   const fileFrom = (b64, name, mime) => {
@@ -586,27 +585,22 @@
     fire(el, 'input'); fire(el, 'change');
     return { desc: t.desc, names: [...el.files].map((f) => f.name) };
   };
-  // dropFiles drops files on ref's element, or on what is at (x, y), with
-  // the drag events a drop zone listens for.
-  const dropFiles = (ref, x, y, files, expect) => {
+  // dropMark marks the drop target, ref's element or what is at (x, y),
+  // for the engine's drop in the page's own world: Firefox hides files a
+  // DataTransfer got from another world from the page's scripts.
+  const dropMark = (ref, x, y, token, expect) => {
     guard(expect);
     let target;
     if (ref) {
       target = byRef(ref);
-      const c = center(target);
-      if (!inView(c)) target.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+      if (!inView(center(target))) target.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
       ({ x, y } = center(target));
     } else {
       target = document.elementFromPoint(x, y);
       if (!target) throw new Fail('bad_params', `nothing on the page at (${Math.round(x)}, ${Math.round(y)})`);
     }
-    const dt = new DataTransfer();
-    for (const f of files) dt.items.add(fileFrom(f.data, f.name, f.mime));
-    const opts = { bubbles: true, cancelable: true, composed: true, clientX: x, clientY: y, dataTransfer: dt };
-    target.dispatchEvent(new DragEvent('dragenter', opts));
-    target.dispatchEvent(new DragEvent('dragover', opts));
-    const accepted = !target.dispatchEvent(new DragEvent('drop', opts));
-    return { desc: describe(target), accepted };
+    target.setAttribute('data-reins-drop', token);
+    return { desc: describe(target), x, y };
   };
 
   // waitFor resolves once the condition holds, checking it again on every
@@ -663,8 +657,8 @@
 
   const info = () => ({ title: document.title });
 
-  const fns = { tree, find, text, resolve, probe, scrollTo, viewport, quiet, formInput, setFile, dropFile, info,
-    fileTarget, fileNames, putFiles, dropFiles, waitFor };
+  const fns = { tree, find, text, resolve, probe, scrollTo, viewport, quiet, formInput, setFile, info,
+    fileTarget, fileNames, putFiles, dropMark, waitFor };
 
   globalThis.__reins = {
     // element hands the engine the element of a ref as an object (Chromium:
