@@ -134,7 +134,10 @@ func (t *downloadTable) begin(ts *tabState, params json.RawMessage) {
 	if json.Unmarshal(params, &p) != nil || p.GUID == "" {
 		return
 	}
-	actor, browser := ts.who()
+	actor, browser := ts.claimant(time.Now())
+	if actor == "" {
+		return // the person's own download, in a tab they shared
+	}
 	t.mu.Lock()
 	if t.byGUID(p.GUID) != nil {
 		t.mu.Unlock()
@@ -336,8 +339,7 @@ func (e *Engine) downloadsTo(ctx context.Context, ts *tabState, agent string) er
 	if e.opts.Files == nil || ts.dlReady.Load() {
 		return nil
 	}
-	_, browser := ts.who()
-	b, err := e.hub.Browser(browser)
+	b, err := e.hub.Browser(ts.browserID())
 	if err != nil || b.Mode != hub.ModeDev {
 		ts.dlReady.Store(true)
 		return nil

@@ -319,7 +319,7 @@ func (c *call) page(ctx context.Context, id int, a access) (*tabState, hub.Tab, 
 	if err != nil {
 		return nil, hub.Tab{}, err
 	}
-	ts.acting(c.s.Principal, c.browser)
+	ts.acting(c.s.Principal, c.browser, agentTab(t) && t.Owner == c.s.Principal, a == accessAct, time.Now())
 	if err := ts.ensure(ctx, c.s.Label); err != nil {
 		return nil, hub.Tab{}, err
 	}

@@ -85,7 +85,7 @@ func TestNetTrackerIsBounded(t *testing.T) {
 func TestDownloadTableIsBounded(t *testing.T) {
 	e := NewEngine(Options{Hub: hub.New(hub.Options{})})
 	defer e.Close()
-	ts := &tabState{id: 3, e: e, actor: "agent:a", browser: "b-missing"}
+	ts := &tabState{id: 3, e: e, owner: "agent:a", browser: "b-missing"}
 	for i := range maxDownloads + 10 {
 		raw, _ := json.Marshal(map[string]string{"guid": fmt.Sprint("g", i), "url": "http://a.test/f", "suggestedFilename": "../f.txt"})
 		e.downloads.begin(ts, raw)
@@ -131,5 +131,36 @@ func TestFileTextCapsAndRefuses(t *testing.T) {
 	}
 	if _, _, err := fileText(filepath.Join(dir, "gone"), "text/plain", 100); wire.CodeOf(err) != wire.CodeBadParams {
 		t.Fatalf("a missing file: %v", err)
+	}
+}
+
+// The attack: the person downloads a file in a tab they shared with an
+// agent, long after the agent last acted there. The file is the person's:
+// it must not move into the agent's folder, where the agent could read it.
+func TestADownloadInASharedTabIsTheAgentsOnlyRightAfterItsAction(t *testing.T) {
+	e := NewEngine(Options{Hub: hub.New(hub.Options{})})
+	defer e.Close()
+	begin := func(ts *tabState, guid string) *download {
+		raw, _ := json.Marshal(map[string]string{"guid": guid, "url": "http://bank.test/statement.pdf", "suggestedFilename": "statement.pdf"})
+		e.downloads.begin(ts, raw)
+		e.downloads.mu.Lock()
+		defer e.downloads.mu.Unlock()
+		return e.downloads.byGUID(guid)
+	}
+	now := time.Now()
+	shared := &tabState{id: 4, e: e}
+	shared.acting("agent:a", "b-missing", false, true, now.Add(-downloadClaimWindow-time.Second))
+	shared.acting("agent:a", "b-missing", false, false, now) // a later read claims nothing
+	if d := begin(shared, "late"); d != nil {
+		t.Fatalf("the person's download became %s of %s", d.id, d.principal)
+	}
+	shared.acting("agent:a", "b-missing", false, true, now)
+	if d := begin(shared, "soon"); d == nil || d.principal != "agent:a" {
+		t.Fatalf("a download right after the agent's click: %+v", d)
+	}
+	owned := &tabState{id: 5, e: e}
+	owned.acting("agent:b", "b-missing", true, false, now.Add(-time.Hour))
+	if d := begin(owned, "own"); d == nil || d.principal != "agent:b" {
+		t.Fatalf("a download in the agent's own tab: %+v", d)
 	}
 }

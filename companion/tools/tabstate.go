@@ -36,9 +36,12 @@ type tabState struct {
 	network   *networkLog
 	docStatus map[string]int // loaderId → HTTP status of the main document
 	gone      bool
-	// actor is the principal of the latest call that acted on the tab: a
-	// download the page starts is that principal's.
+	// Who a download the page starts belongs to: the agent that owns the
+	// tab, or in a tab the person shared, the agent that acted there
+	// within downloadClaimWindow (see claimant).
+	owner   string
 	actor   string
+	actedAt time.Time
 	browser string
 	net     netTracker
 }
@@ -88,17 +91,42 @@ func (ts *tabState) stop() {
 	}
 }
 
-// acting records who acts on the tab and through which browser.
-func (ts *tabState) acting(principal, browser string) {
-	ts.mu.Lock()
-	ts.actor, ts.browser = principal, browser
-	ts.mu.Unlock()
-}
+// downloadClaimWindow is how long after an agent's action in a tab the
+// person shared a download there counts as the agent's. Later ones stay
+// the person's, in the browser's own download folder.
+const downloadClaimWindow = 30 * time.Second
 
-func (ts *tabState) who() (actor, browser string) {
+// acting records a call on the tab: through which browser, whether the
+// caller owns the tab, and, for an action, who acted when.
+func (ts *tabState) acting(principal, browser string, owned, act bool, now time.Time) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	return ts.actor, ts.browser
+	ts.browser = browser
+	if owned {
+		ts.owner = principal
+	}
+	if act {
+		ts.actor, ts.actedAt = principal, now
+	}
+}
+
+// claimant is the principal a download starting now belongs to, or "".
+func (ts *tabState) claimant(now time.Time) (principal, browser string) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	switch {
+	case ts.owner != "":
+		return ts.owner, ts.browser
+	case ts.actor != "" && now.Sub(ts.actedAt) <= downloadClaimWindow:
+		return ts.actor, ts.browser
+	}
+	return "", ts.browser
+}
+
+func (ts *tabState) browserID() string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.browser
 }
 
 // ensure turns on the domains the tools rely on: Page (loads, lifecycle),
