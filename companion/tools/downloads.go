@@ -56,6 +56,9 @@ const (
 	// characters it returns.
 	maxReadBytes = 8 << 20
 	maxReadChars = 50000
+	// maxPDFBytes bounds the PDFs read parses: the parser holds its
+	// structures in memory.
+	maxPDFBytes = 64 << 20
 	// downloadBeginWait bounds the wait, after an action whose navigation
 	// stopped without a new page, for the download it may have become.
 	downloadBeginWait = 2 * time.Second
@@ -554,13 +557,9 @@ func fileText(path, mimeType string, limit int) (string, string, error) {
 	if base == "application/pdf" || strings.EqualFold(filepath.Ext(path), ".pdf") {
 		return pdfText(f, limit)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxReadBytes+1))
+	data, cut, err := readCapped(f)
 	if err != nil {
 		return "", "", wire.Errorf(wire.CodeInternal, "reading the file: %v", err)
-	}
-	cut := len(data) > maxReadBytes
-	if cut {
-		data = data[:maxReadBytes]
 	}
 	if !textual(base, data) {
 		return "", "", wire.Errorf(wire.CodeUnsupported, "the file is %s, not text; read takes text, CSV, JSON and PDF", mimeType)
@@ -576,7 +575,23 @@ func textual(mimeType string, data []byte) bool {
 		return true
 	}
 	head := data[:min(len(data), 4096)]
-	return utf8.Valid(bytes.TrimRight(head, "\x80\xbf")) && !bytes.ContainsRune(head, 0) || strings.HasPrefix(http.DetectContentType(head), "text/")
+	// The cut may split the last character.
+	for i := 0; i < utf8.UTFMax-1 && len(head) > 0 && !utf8.Valid(head); i++ {
+		head = head[:len(head)-1]
+	}
+	return utf8.Valid(head) && !bytes.ContainsRune(head, 0) || strings.HasPrefix(http.DetectContentType(head), "text/")
+}
+
+// readCapped reads at most maxReadBytes and says whether there was more.
+func readCapped(r io.Reader) ([]byte, bool, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxReadBytes+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if len(data) > maxReadBytes {
+		return data[:maxReadBytes], true, nil
+	}
+	return data, false, nil
 }
 
 func clipText(s string, limit int, cut bool) (string, string, error) {
@@ -610,6 +625,9 @@ func pdfText(f *os.File, limit int) (text, note string, err error) {
 	if err != nil {
 		return "", "", wire.Errorf(wire.CodeInternal, "reading the PDF: %v", err)
 	}
+	if fi.Size() > maxPDFBytes {
+		return "", "", wire.Errorf(wire.CodeUnsupported, "the PDF is %d MiB; read takes the text of PDFs up to %d MiB", fi.Size()>>20, maxPDFBytes>>20)
+	}
 	r, err := pdf.NewReader(f, fi.Size())
 	if err != nil {
 		return "", "", wire.Errorf(wire.CodeUnsupported, "the PDF could not be read: %v", err)
@@ -618,13 +636,9 @@ func pdfText(f *os.File, limit int) (text, note string, err error) {
 	if err != nil {
 		return "", "", wire.Errorf(wire.CodeUnsupported, "the PDF's text could not be read: %v", err)
 	}
-	data, err := io.ReadAll(io.LimitReader(rd, maxReadBytes+1))
+	data, cut, err := readCapped(rd)
 	if err != nil {
 		return "", "", wire.Errorf(wire.CodeUnsupported, "the PDF's text could not be read: %v", err)
-	}
-	cut := len(data) > maxReadBytes
-	if cut {
-		data = data[:maxReadBytes]
 	}
 	return clipText(ligatures.Replace(strings.TrimSpace(string(bytes.ToValidUTF8(data, []byte("\uFFFD"))))), limit, cut)
 }

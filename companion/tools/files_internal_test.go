@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -128,6 +129,18 @@ func TestFileTextCapsAndRefuses(t *testing.T) {
 	bad := write("bad.pdf", []byte("%PDF-1.4\nthis is no pdf at all"))
 	if _, _, err := fileText(bad, "application/pdf", 100); wire.CodeOf(err) != wire.CodeUnsupported {
 		t.Fatalf("a broken PDF: %v", err)
+	}
+	huge := filepath.Join(dir, "huge.pdf")
+	if f, err := os.Create(huge); err != nil || f.Truncate(maxPDFBytes+1) != nil || f.Close() != nil {
+		t.Fatal("cannot make a large PDF", err)
+	}
+	if _, _, err := fileText(huge, "application/pdf", 100); wire.CodeOf(err) != wire.CodeUnsupported || !strings.Contains(err.Error(), "up to 64 MiB") {
+		t.Fatalf("a PDF over the bound: %v", err)
+	}
+	// A text file cut inside a character is still text.
+	cutRune := write("cut.txt", append([]byte("a"), bytes.Repeat([]byte("é"), 3000)...))
+	if _, _, err := fileText(cutRune, "application/octet-stream", 10); err != nil {
+		t.Fatalf("text cut inside a character: %v", err)
 	}
 	if _, _, err := fileText(filepath.Join(dir, "gone"), "text/plain", 100); wire.CodeOf(err) != wire.CodeBadParams {
 		t.Fatalf("a missing file: %v", err)
