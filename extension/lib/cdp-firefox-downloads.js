@@ -1,6 +1,6 @@
 // Downloads for the Firefox adapter: Firefox gives extensions no download
 // events per tab, so a download from browser.downloads is laid at the
-// attached tab it came from (the tab whose page loaded its URL in the last
+// attached tab it came from (the tab that requested its URL in the last
 // moments, or whose page is its referrer) and reported there as Chromium
 // does, Page.downloadWillBegin and Page.downloadProgress. The companion
 // asks downloads.wait (downloads.js) where the file was saved.
@@ -19,6 +19,7 @@ function baseName(p) {
 /** @param {import('./cdp-firefox.js').FirefoxShared} fx */
 export function downloadsDomain(fx) {
   const recent = new Map(); // tabId → [{url, at}]
+  const pages = new Map(); // tabId → the URL of the document the tab shows
   const owners = new Map(); // download id → tabId
   const { browser } = fx;
 
@@ -39,9 +40,11 @@ export function downloadsDomain(fx) {
       }
     }
     if (best) return best.tabId;
+    // Firefox may announce the download before the request that made it:
+    // the page it was started from is its referrer.
     if (!item.referrer) return null;
     for (const [tabId, st] of fx.tabs) {
-      if (st.domains.has('Page') && fx.navs.get(tabId)?.url === item.referrer) return tabId;
+      if (st.domains.has('Page') && pages.get(tabId) === item.referrer) return tabId;
     }
     return null;
   };
@@ -83,8 +86,15 @@ export function downloadsDomain(fx) {
   }
 
   return {
+    committed(d) {
+      pages.set(d.tabId, d.url);
+    },
+    sameDocument(d) {
+      pages.set(d.tabId, d.url);
+    },
     tabClosed(tabId) {
       recent.delete(tabId);
+      pages.delete(tabId);
     },
   };
 }

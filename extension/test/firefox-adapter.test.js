@@ -357,3 +357,32 @@ test(`a download is laid at a tab only for its last ${MAX_RECENT} requests of th
   browser.downloads.onCreated.fire({ id: 3, url: 'http://127.0.0.1:9/fresh.csv', filename: '/d/fresh.csv' });
   assert.deepEqual(events.filter(([, m]) => m === 'Page.downloadWillBegin').map(([, , p]) => p.downloadId), [3]);
 });
+
+// webNavigation tells of a link's navigation only after a moment; the
+// engine must know at once that the click leaves the page (and may become a
+// download), as Chromium tells it with Page.frameRequestedNavigation.
+test('a click the page script says follows a link is reported as a requested navigation at once', async () => {
+  let nav = 'http://127.0.0.1:9/files/report.csv';
+  const { cdp, events } = adapter({ run: (d) => (d.func?.name === 'isolatedCall' ? { result: { value: { target: 'a', nav } } } : {}) });
+  await cdp.attach(1);
+  await cdp.send(1, 'Input.dispatchMouseEvent', { type: 'mouseReleased', x: 3, y: 4, button: 'left', clickCount: 1 });
+  assert.equal(events.length, 0, 'nothing while Page is off');
+  await cdp.send(1, 'Page.enable');
+  await cdp.send(1, 'Input.dispatchMouseEvent', { type: 'mouseReleased', x: 3, y: 4, button: 'left', clickCount: 1 });
+  assert.deepEqual(events, [[1, 'Page.frameRequestedNavigation', { frameId: 'main-1', reason: 'anchorClick', url: nav, disposition: 'currentTab' }]]);
+  nav = '';
+  await cdp.send(1, 'Input.dispatchMouseEvent', { type: 'mouseReleased', x: 3, y: 4, button: 'left', clickCount: 1 });
+  assert.equal(events.length, 1, 'a click that stays on the page says nothing');
+});
+
+test('a download Firefox announces before its request is laid at the tab whose page is its referrer', async () => {
+  const { cdp, browser, events } = adapter();
+  await cdp.attach(1);
+  await cdp.send(1, 'Page.enable');
+  browser.webNavigation.onCommitted.fire({ tabId: 1, frameId: 0, url: 'http://127.0.0.1:9/task/download', documentId: 'doc-2' });
+  // The link's navigation starts (and so the tab's pending URL changes) before the download is made.
+  browser.webNavigation.onBeforeNavigate.fire({ tabId: 1, frameId: 0, url: 'http://127.0.0.1:9/code.txt' });
+  browser.downloads.onCreated.fire({ id: 9, url: 'http://127.0.0.1:9/code.txt', referrer: 'http://127.0.0.1:9/elsewhere', filename: '/d/code.txt' });
+  browser.downloads.onCreated.fire({ id: 10, url: 'http://127.0.0.1:9/code.txt', referrer: 'http://127.0.0.1:9/task/download', filename: '/d/code.txt' });
+  assert.deepEqual(events.filter(([, m]) => m === 'Page.downloadWillBegin').map(([, , p]) => p.downloadId), [10]);
+});
