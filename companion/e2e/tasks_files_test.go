@@ -88,6 +88,39 @@ func init() {
 		},
 	})
 
+	// The largest upload an agent may make: 10 MiB in one call.
+	dataset := make([]byte, 10<<20)
+	for i := range dataset {
+		dataset[i] = byte(i*7 + i>>9)
+	}
+	registerTask(agentTask{
+		name: "bigupload",
+		setup: func(pages *taskpages.Server) {
+			pages.Handle("POST /bigupload", func(w http.ResponseWriter, r *http.Request) {
+				f, h, err := r.FormFile("dataset")
+				if err != nil {
+					http.Error(w, "no dataset", http.StatusBadRequest)
+					return
+				}
+				defer f.Close()
+				got, _ := io.ReadAll(f)
+				if !bytes.Equal(got, dataset) {
+					http.Error(w, "that is not the dataset", http.StatusBadRequest)
+					return
+				}
+				pages.Done("bigupload", fmt.Sprintf("%s, %d bytes", h.Filename, len(got)))
+				io.WriteString(w, "<!doctype html><title>Uploaded</title><p>Dataset uploaded.</p>")
+			})
+		},
+		run: func(a *taskAgent) {
+			a.open(a.pages.URL("/task/bigupload"))
+			a.on("upload_file", map[string]any{"ref": a.find("Dataset file input", "Dataset file"), "files": []map[string]any{{
+				"name": "dataset.bin", "mimeType": "application/octet-stream", "data": base64.StdEncoding.EncodeToString(dataset),
+			}}})
+			a.click(a.find("Upload dataset button", `button "Upload dataset"`))
+		},
+	})
+
 	var mu sync.Mutex
 	var code string
 	registerTask(agentTask{
