@@ -15,7 +15,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"time"
 )
 
 // Dir is the folder of the data dir that holds every principal's folders.
@@ -26,6 +28,16 @@ const (
 	Uploads   = "uploads"
 	Downloads = "downloads"
 )
+
+// Sent is the folder of Uploads that keeps the bytes an agent uploaded,
+// each file in a folder named after its content, so bytes never replace a
+// file the person left under the same name, and new bytes under an old
+// name make a new path (a browser ignores a file input given the same path
+// again).
+const Sent = "sent"
+
+// MaxSent bounds the uploads Sent keeps; the oldest go first.
+const MaxSent = 64
 
 // incoming is where a browser Reins drives itself writes downloads before
 // they move to their agent's downloads folder.
@@ -220,6 +232,47 @@ func Write(dir, name string, data []byte) (string, error) {
 		_, err := f.Write(data)
 		return err
 	})
+}
+
+// Keep stores data as name under uploads' Sent folder and returns its
+// path, dropping the oldest kept files past MaxSent.
+func Keep(uploads, name string, data []byte) (string, error) {
+	sent := filepath.Join(uploads, Sent)
+	sum := sha256.Sum256(append([]byte(CleanFileName(name)+"\x00"), data...))
+	dir := filepath.Join(sent, hex.EncodeToString(sum[:8]))
+	if err := mkdirPrivate(dir); err != nil {
+		return "", err
+	}
+	p, err := Write(dir, name, data)
+	if err != nil {
+		return "", err
+	}
+	now := time.Now()
+	os.Chtimes(dir, now, now) //nolint:errcheck // only the pruning order
+	prune(sent, MaxSent, filepath.Base(dir))
+	return p, nil
+}
+
+// prune removes the oldest entries of dir past keep, never except.
+func prune(dir string, keep int, except string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) <= keep {
+		return
+	}
+	type aged struct {
+		name string
+		at   time.Time
+	}
+	list := make([]aged, 0, len(entries))
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && e.Name() != except {
+			list = append(list, aged{e.Name(), fi.ModTime()})
+		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].at.Before(list[j].at) })
+	for _, a := range list[:max(len(list)-(keep-1), 0)] {
+		os.RemoveAll(filepath.Join(dir, a.name))
+	}
 }
 
 // Unique returns a name in dir like name that no file has yet

@@ -219,3 +219,36 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+func TestKeepNamesByContentAndIsBounded(t *testing.T) {
+	up := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(up, "a.txt"), []byte("the person's"), 0o600))
+	p1, err := Keep(up, "a.txt", []byte("one"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, _ := Keep(up, "a.txt", []byte("one"))
+	p3, _ := Keep(up, "a.txt", []byte("two"))
+	if p1 != p2 || p1 == p3 || filepath.Base(p1) != "a.txt" || filepath.Base(p3) != "a.txt" {
+		t.Fatalf("kept as %s, %s, %s", p1, p2, p3)
+	}
+	if b, _ := os.ReadFile(filepath.Join(up, "a.txt")); string(b) != "the person's" {
+		t.Fatalf("the person's file now holds %q", b)
+	}
+	for i := range MaxSent + 5 {
+		p, err := Keep(up, "f.txt", []byte{byte(i), byte(i >> 8)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("the file just kept is gone: %v", err)
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(up, Sent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != MaxSent {
+		t.Fatalf("%d uploads kept, want %d", len(entries), MaxSent)
+	}
+}

@@ -276,6 +276,7 @@ func (c *call) uploadFiles(items []uploadFileItem) ([]pageFile, error) {
 	if err != nil {
 		return nil, wire.Errorf(wire.CodeInternal, "your upload folder: %v", err)
 	}
+
 	total := 0
 	out := make([]pageFile, 0, len(items))
 	for i, it := range items {
@@ -318,7 +319,7 @@ func (c *call) uploadFiles(items []uploadFileItem) ([]pageFile, error) {
 			}
 			// Chromium reads a file input's files from disk; the bytes
 			// stay in the upload folder, where the person can see them.
-			p, err := agentfiles.Write(dir, name, data)
+			p, err := agentfiles.Keep(dir, name, data)
 			if err != nil {
 				return nil, wire.Errorf(wire.CodeInternal, "files[%d]: %v", i, err)
 			}

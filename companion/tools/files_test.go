@@ -118,16 +118,25 @@ func TestUploadFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(filepath.Join(up, "hello.txt")); err != nil || string(b) != "hello world" {
+	if m, _ := filepath.Glob(filepath.Join(up, agentfiles.Sent, "*", "hello.txt")); len(m) != 1 {
+		t.Fatalf("the upload folder holds %q", m)
+	} else if b, err := os.ReadFile(m[0]); err != nil || string(b) != "hello world" {
 		t.Fatalf("the upload folder holds %q, %v", b, err)
 	}
+	// The person's own file of that name is left alone.
+	must(t, os.WriteFile(filepath.Join(up, "hello.txt"), []byte("the person's"), 0o600))
+	r.ok(s, "upload_file", map[string]any{"tabId": tab, "ref": one, "files": []map[string]any{{"name": "hello.txt", "data": b64("hello again")}}})
+	if b, _ := os.ReadFile(filepath.Join(up, "hello.txt")); string(b) != "the person's" {
+		t.Fatalf("the person's file now holds %q", b)
+	}
+	r.ok(s, "wait_for", map[string]any{"tabId": tab, "text": "one hello.txt: hello again", "timeout": 5})
 
 	// Paths inside the upload folder, two at once into a multiple input.
 	must(t, os.MkdirAll(filepath.Join(up, "notes"), 0o700))
 	must(t, os.WriteFile(filepath.Join(up, "notes", "a.csv"), []byte("x,y"), 0o600))
 	r.ok(s, "upload_file", map[string]any{"tabId": tab, "ref": many, "files": []map[string]any{{"path": "notes/a.csv"}, {"path": "hello.txt"}}})
-	r.ok(s, "wait_for", map[string]any{"tabId": tab, "text": "many hello.txt: hello world", "timeout": 5})
-	if got := r.got(s, tab); len(got) != 3 || got[1] != "many a.csv text/csv x,y" {
+	r.ok(s, "wait_for", map[string]any{"tabId": tab, "text": "many hello.txt: the person's", "timeout": 5})
+	if got := r.got(s, tab); len(got) != 4 || got[2] != "many a.csv text/csv x,y" || got[3] != "many hello.txt text/plain the person's" {
 		t.Fatalf("the page got %q", got)
 	}
 
@@ -190,8 +199,8 @@ func TestUploadFileNeverLeavesTheAgentsFolder(t *testing.T) {
 	if b, _ := os.ReadFile(secret); string(b) != "the link key" {
 		t.Fatalf("the link key was overwritten: %q", b)
 	}
-	if b, err := os.ReadFile(filepath.Join(up, "linkauth.key")); err != nil || string(b) != "overwritten?" {
-		t.Fatalf("the bytes are not in the upload folder: %q, %v", b, err)
+	if m, _ := filepath.Glob(filepath.Join(up, agentfiles.Sent, "*", "linkauth.key")); len(m) != 1 {
+		t.Fatalf("the bytes are not in the upload folder: %q", m)
 	}
 	got := r.got(s, tab)
 	for _, g := range got {
