@@ -194,6 +194,10 @@ func (b *binding) RevokeToken(name string) error {
 	return ts.Revoke(name)
 }
 
+// AgentFolder returns the folder that holds an agent's uploads and
+// downloads.
+func (b *binding) AgentFolder(name string) (string, error) { return b.c.AgentFolder(name) }
+
 // ForgetBackend disconnects a paired backend and deletes its token.
 func (b *binding) ForgetBackend(id string) error { return b.c.ForgetBackend(id) }
 

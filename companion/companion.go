@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/reinshq/reins/companion/admin"
+	"github.com/reinshq/reins/companion/agentfiles"
 	"github.com/reinshq/reins/companion/edge"
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/internal/httpbound"
@@ -100,12 +101,13 @@ var ErrPortInUse = errors.New("port in use")
 
 // Companion is one running daemon.
 type Companion struct {
-	cfg  Config
-	log  *slog.Logger
-	hub  *hub.Hub
-	edge *edge.Handler
-	srv  *http.Server
-	ln   net.Listener
+	cfg   Config
+	log   *slog.Logger
+	files *agentfiles.Root // each agent's upload and downloads folders
+	hub   *hub.Hub
+	edge  *edge.Handler
+	srv   *http.Server
+	ln    net.Listener
 
 	mcp       *mcp.Server
 	engine    *tools.Engine // nil when Config.Tools replaced it
@@ -167,7 +169,7 @@ func New(cfg Config) (*Companion, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
-	c := &Companion{cfg: cfg, log: cfg.Logger, subs: map[int]chan struct{}{}, limits: httpbound.Default}
+	c := &Companion{cfg: cfg, log: cfg.Logger, subs: map[int]chan struct{}{}, limits: httpbound.Default, files: agentfiles.New(cfg.DataDir)}
 	if err := c.loadSettings(); err != nil {
 		return nil, err
 	}
@@ -196,6 +198,7 @@ func New(cfg Config) (*Companion, error) {
 			Hub: c.hub, Paused: c.CheckPaused, TakenOver: c.TakenOver,
 			Disabled: c.toolRefusal, OnActivity: c.RecordActivity, Logger: cfg.Logger,
 			Developer: c.IsDeveloperAgent, ManageExtensions: c.ManageExtensions,
+			Files: c.files,
 		})
 		runner = c.engine
 	}

@@ -2,12 +2,14 @@ package ui
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
@@ -35,6 +37,7 @@ type agentsView struct {
 	list     *fyne.Container
 	revokes  map[string]*widget.Button // by agent name, for tests
 	devs     map[string]*widget.Check  // developer agent marks, by agent name
+	folders  map[string]*widget.Button // by agent name, for tests
 	confirm  *dialog.ConfirmDialog     // the last confirmation shown, for tests
 }
 
@@ -45,7 +48,7 @@ type snippetPane struct {
 }
 
 func newAgentsView(d *Dashboard) *agentsView {
-	v := &agentsView{d: d, revokes: map[string]*widget.Button{}, devs: map[string]*widget.Check{}}
+	v := &agentsView{d: d, revokes: map[string]*widget.Button{}, devs: map[string]*widget.Check{}, folders: map[string]*widget.Button{}}
 
 	v.name = widget.NewEntry()
 	v.name.SetPlaceHolder("Agent name, e.g. claude-code")
@@ -149,6 +152,7 @@ func (v *agentsView) update(agents []Agent, mcpURL string) {
 	v.list.RemoveAll()
 	v.revokes = map[string]*widget.Button{}
 	v.devs = map[string]*widget.Check{}
+	v.folders = map[string]*widget.Button{}
 	if len(agents) == 0 {
 		v.list.Add(secondary("No agent has a token yet."))
 		if b := v.d.guideButton("Connect an agent for me"); b != nil {
@@ -173,6 +177,8 @@ func (v *agentsView) update(agents []Agent, mcpURL string) {
 		revoke := widget.NewButtonWithIcon("Revoke", theme.DeleteIcon(), func() { v.askRevoke(name) })
 		revoke.Importance = widget.DangerImportance
 		v.revokes[name] = revoke
+		files := widget.NewButtonWithIcon("Files", theme.FolderOpenIcon(), func() { v.openFolder(name) })
+		v.folders[name] = files
 		nameLabel := bold(untrusted(name, 60))
 		nameLabel.Truncation = fyne.TextTruncateEllipsis
 		info := container.NewVBox(container.NewBorder(nil, nil, nil, status, nameLabel))
@@ -183,7 +189,24 @@ func (v *agentsView) update(agents []Agent, mcpURL string) {
 			info.Add(v.developerCheck(a))
 		}
 		v.list.Add(container.NewBorder(nil, nil, nil,
-			container.NewVBox(layout.NewSpacer(), revoke, layout.NewSpacer()), info))
+			container.NewVBox(layout.NewSpacer(), container.NewHBox(files, revoke), layout.NewSpacer()), info))
+	}
+}
+
+// openFolder shows the person the agent's folder: the files it may upload
+// (uploads) and the files its tabs downloaded (downloads).
+func (v *agentsView) openFolder(name string) {
+	dir, err := v.d.c.AgentFolder(name)
+	if err != nil {
+		v.d.fail(fmt.Errorf("opening the folder of %q: %w", name, err))
+		return
+	}
+	u, err := url.Parse(storage.NewFileURI(dir).String())
+	if err == nil {
+		err = v.d.openURL(u)
+	}
+	if err != nil {
+		v.d.fail(fmt.Errorf("opening %s: %w", dir, err))
 	}
 }
 

@@ -28,6 +28,9 @@ type Companion interface {
 	// It is the only time the token is visible.
 	IssueToken(name string) (token string, err error)
 	RevokeToken(name string) error
+	// AgentFolder returns (making it if needed) the folder of the agent
+	// named name: the files it may upload and the files it downloaded.
+	AgentFolder(name string) (string, error)
 	// ForgetBackend revokes a paired hosted backend and drops its token.
 	ForgetBackend(id string) error
 	// StopSharing takes a tab out of every agent's tab group.

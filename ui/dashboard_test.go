@@ -357,3 +357,29 @@ func TestConnectionsBlockAndUnblock(t *testing.T) {
 		t.Errorf("after the update: %d Block and %d Unblock buttons, want 1 and 0", len(d.conns.blocks), len(d.conns.unblocks))
 	}
 }
+
+func TestAgentsOpenFolder(t *testing.T) {
+	d, fc, app := newTestDashboard(t, sampleState())
+	d.Select(ViewAgents)
+	b := d.agents.folders["cursor"]
+	if b == nil {
+		t.Fatalf("no Files button for cursor; have %v", d.agents.folders)
+	}
+	test.Tap(b)
+	if got := fc.Calls(); !slices.Equal(got, []string{"AgentFolder(cursor)"}) {
+		t.Errorf("calls = %q", got)
+	}
+	if !slices.Equal(app.opened, []string{"file:///home/p/.local/share/reins/agents/agent-cursor"}) {
+		t.Errorf("opened %q", app.opened)
+	}
+	fc.mu.Lock()
+	fc.fail = true
+	fc.mu.Unlock()
+	test.Tap(b)
+	if len(app.opened) != 1 {
+		t.Errorf("opened %q after a failure", app.opened)
+	}
+	if d.Window().Canvas().Overlays().Top() == nil {
+		t.Error("the failure is not shown")
+	}
+}

@@ -140,6 +140,13 @@ func (f *fakeCompanion) IssueToken(name string) (string, error) {
 
 func (f *fakeCompanion) RevokeToken(name string) error { return f.record("RevokeToken(%s)", name) }
 
+func (f *fakeCompanion) AgentFolder(name string) (string, error) {
+	if err := f.record("AgentFolder(%s)", name); err != nil {
+		return "", err
+	}
+	return "/home/p/.local/share/reins/agents/agent-" + name, nil
+}
+
 func (f *fakeCompanion) BlockBrowser(id string) error { return f.record("BlockBrowser(%s)", id) }
 
 func (f *fakeCompanion) UnblockBrowser(instanceID string) error {

@@ -26,6 +26,10 @@ import (
 // graph. Clients re-initialize after it, as the spec requires on a 404.
 const DefaultSessionTimeout = 30 * time.Minute
 
+// MaxRequestBytes bounds one request body to /mcp: room for upload_file's
+// 10 MiB of files in base64 (13.4 MiB) and the JSON around them.
+const MaxRequestBytes = 16 << 20
+
 // Verifier checks a bearer token and says which agent it belongs to: the
 // token's stable id, which makes the agent's principal (AgentID), and its
 // name, a label. It must compare in constant time and see revocations at
@@ -111,7 +115,8 @@ func New(opts Options) *Server {
 	s.hidden.Store(&map[string]bool{})
 	s.register(nil)
 	httpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
-		SessionTimeout: opts.SessionTimeout,
+		SessionTimeout:      opts.SessionTimeout,
+		MaxRequestBodyBytes: MaxRequestBytes,
 		// DNS-rebinding protection stays on (the SDK's default); the edge
 		// already refused bad Hosts, this is the second lock.
 		Logger: opts.Logger,

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -897,5 +898,40 @@ func BenchmarkToolCallOverMCP(b *testing.B) {
 		if err != nil || res.IsError {
 			b.Fatalf("tools/call: %v %+v", err, res)
 		}
+	}
+}
+
+// A request may carry upload_file's 10 MiB of files in base64; one past
+// MaxRequestBytes is refused before it is read in full.
+func TestRequestBodyBound(t *testing.T) {
+	e := newEnv(t)
+	auth := "Bearer " + e.issue(t, "claude")
+	post := func(pad int) int {
+		body := strings.Replace(initBody, `"params":{`, `"params":{"_pad":"`+strings.Repeat("A", pad)+`",`, 1)
+		if body == initBody {
+			t.Fatalf("cannot pad %s", initBody)
+		}
+		req, err := http.NewRequestWithContext(ctxT(t), http.MethodPost, e.base+"/mcp", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", auth)
+		tr := &http.Transport{}
+		defer tr.CloseIdleConnections()
+		resp, err := (&http.Client{Transport: tr}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode
+	}
+	if got := post(base64.StdEncoding.EncodedLen(10<<20) + 4096); got != http.StatusOK {
+		t.Fatalf("a request with 10 MiB of base64: status %d", got)
+	}
+	if got := post(mcp.MaxRequestBytes + 1); got != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a request past the bound: status %d", got)
 	}
 }

@@ -288,6 +288,7 @@ func (c *call) after(ctx context.Context, ts *tabState, w *watcher, tabID int, l
 		return nil, err
 	}
 	lines = append(lines, st.dialogs...)
+	lines = append(lines, st.downloads...)
 	switch {
 	case st.navigated:
 		c.observe(tabID, st.href)

@@ -94,8 +94,10 @@ func runDevtools(ctx context.Context, c *call, in *devtoolsArgs) (*Result, error
 	return nil, wire.Errorf(wire.CodeBadParams, "action must be console, request, wait_response, trace_start or trace_stop")
 }
 
-// urlMatcher matches URLs that contain pattern; a pattern written /like
-// this/ is a regular expression. URLs are full of characters that mean
+// urlMatcher matches URLs against pattern: a pattern written /like this/
+// is a regular expression; one with '*' in it is a wildcard over the whole
+// URL ('*' matches any run of characters, '/' included); anything else
+// matches URLs that contain it. URLs are full of characters that mean
 // something else in a regular expression (. and ?), so plain text is the
 // default.
 func urlMatcher(pattern string) func(string) bool {
@@ -104,7 +106,27 @@ func urlMatcher(pattern string) func(string) bool {
 			return func(u string) bool { return re.MatchString(u) || strings.Contains(u, pattern) }
 		}
 	}
-	return func(u string) bool { return strings.Contains(u, pattern) }
+	if !strings.Contains(pattern, "*") {
+		return func(u string) bool { return strings.Contains(u, pattern) }
+	}
+	// path.Match's '*' stops at '/'; split on '*' and match the parts in
+	// order instead.
+	parts := strings.Split(pattern, "*")
+	return func(u string) bool {
+		if !strings.HasPrefix(u, parts[0]) {
+			return false
+		}
+		rest := u[len(parts[0]):]
+		last := len(parts) - 1
+		for i := 1; i < last; i++ {
+			j := strings.Index(rest, parts[i])
+			if j < 0 {
+				return false
+			}
+			rest = rest[j+len(parts[i]):]
+		}
+		return strings.HasSuffix(rest, parts[last])
+	}
 }
 
 func devConsole(ts *tabState, in *devtoolsArgs) *Result {

@@ -19,6 +19,16 @@ func TestURLMatcher(t *testing.T) {
 		{`/orders/\d+$/`, "http://h/orders/42", true},
 		{`/orders/\d+$/`, "http://h/orders/x", false},
 		{"/(/", "http://h/(/", true}, // not a valid regexp: text
+		{"view=settings", "http://a.test/spa?view=settings", true},
+		{"view=settings", "http://a.test/spa?view=orders", false},
+		{"*/checkout", "http://a.test/task-slow/checkout", true}, // '*' spans '/'
+		{"*/checkout", "http://a.test/checkout/done", false},     // the whole URL
+		{"http://a.test/*/42", "http://a.test/wait/route/42", true},
+		{"http://a.test/*/42", "http://b.test/wait/route/42", false},
+		{"*", "anything", true},
+		{"a*b*b", "ab", false},
+		{"a*b*b", "abxb", true},
+		{"*route*", "http://a.test/wait/route/42", true},
 	} {
 		if got := urlMatcher(c.pattern)(c.url); got != c.want {
 			t.Errorf("urlMatcher(%q)(%q) = %v", c.pattern, c.url, got)

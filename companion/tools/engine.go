@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reinshq/reins/companion/agentfiles"
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/wire"
 )
@@ -39,6 +40,11 @@ type Options struct {
 	OnActivity func(Activity)
 	Logger     *slog.Logger
 
+	// Files holds each principal's upload and downloads folders; without
+	// it upload_file takes no files and downloads stay where the browser
+	// put them.
+	Files *agentfiles.Root
+
 	// NavigationTimeout bounds the wait for a page load (default 20 s).
 	NavigationTimeout time.Duration
 	// SettleTimeout bounds the wait for a page to go quiet after an action
@@ -57,7 +63,12 @@ type Engine struct {
 	tools   map[string]*tool
 	catalog []Info
 
-	bg sync.WaitGroup // dialog handlers started from event callbacks
+	bg sync.WaitGroup // dialog handlers and downloads started from event callbacks
+	// stopCtx ends with Close, for the work bg runs.
+	stopCtx  context.Context
+	stopWork context.CancelFunc
+
+	downloads *downloadTable
 
 	mu     sync.Mutex
 	tabs   map[int]*tabState
@@ -83,7 +94,9 @@ func NewEngine(opts Options) *Engine {
 	e := &Engine{
 		hub: opts.Hub, opts: opts, log: opts.Logger,
 		tools: map[string]*tool{}, tabs: map[int]*tabState{},
+		downloads: newDownloadTable(),
 	}
+	e.stopCtx, e.stopWork = context.WithCancel(context.Background())
 	for _, register := range families {
 		register(e)
 	}
@@ -96,6 +109,7 @@ var families = []func(*Engine){
 	registerTabs, registerNavigate, registerComputer, registerRead, registerForm,
 	registerJS, registerLogs, registerWindow, registerUpload, registerMisc, registerBatch,
 	registerStorage, registerDevtools, registerEmulate, registerExtensions, registerCDP,
+	registerFiles, registerDownloads, registerWaitFor,
 }
 
 // Catalog lists every tool, sorted by name.
@@ -116,6 +130,7 @@ func (e *Engine) Close() {
 	for _, ts := range tabs {
 		ts.stop()
 	}
+	e.stopWork()
 	e.bg.Wait()
 }
 
@@ -313,7 +328,11 @@ func (c *call) page(ctx context.Context, id int, a access) (*tabState, hub.Tab, 
 	if err != nil {
 		return nil, hub.Tab{}, err
 	}
+	ts.acting(c.s.Principal, c.browser, agentTab(t) && t.Owner == c.s.Principal, a == accessAct, time.Now())
 	if err := ts.ensure(ctx, c.s.Label); err != nil {
+		return nil, hub.Tab{}, err
+	}
+	if err := c.e.downloadsTo(ctx, ts, c.s.Label); err != nil {
 		return nil, hub.Tab{}, err
 	}
 	return ts, t, nil

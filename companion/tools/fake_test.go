@@ -169,9 +169,9 @@ func wantCode(t *testing.T, res *tools.Result, code wire.Code) string {
 }
 
 var catalogNames = []string{
-	"browser_batch", "cdp", "computer", "devtools", "emulate", "extensions", "find", "form_input", "get_page_text", "gif_creator", "javascript_tool", "navigate",
-	"read_console_messages", "read_network_requests", "read_page", "resize_window", "shortcuts_execute", "shortcuts_list",
-	"storage", "switch_browser", "tabs_context_mcp", "tabs_create_mcp", "update_plan", "upload_image",
+	"browser_batch", "cdp", "computer", "devtools", "downloads", "emulate", "extensions", "find", "form_input", "get_page_text", "gif_creator",
+	"javascript_tool", "navigate", "read_console_messages", "read_network_requests", "read_page", "resize_window", "shortcuts_execute",
+	"shortcuts_list", "storage", "switch_browser", "tabs_context_mcp", "tabs_create_mcp", "update_plan", "upload_file", "upload_image", "wait_for",
 }
 
 func TestCatalog(t *testing.T) {
@@ -196,7 +196,8 @@ func TestCatalog(t *testing.T) {
 				t.Errorf("%s.%s has no description", info.Name, name)
 			}
 		}
-		if _, ok := schema.Properties["tabId"]; ok && !strings.HasPrefix(info.Name, "gif") {
+		// downloads lists and waits across tabs; only save_pdf needs one.
+		if _, ok := schema.Properties["tabId"]; ok && !strings.HasPrefix(info.Name, "gif") && info.Name != "downloads" {
 			found := false
 			for _, r := range schema.Required {
 				found = found || r == "tabId"

@@ -512,7 +512,7 @@
       } else setChecked(el, want);
       return { desc, now: el.checked ? 'checked' : 'unchecked', kind: el.type };
     }
-    if (tag === 'input' && el.type === 'file') throw new Fail('bad_params', `${ref} is a file input; use upload_image`);
+    if (tag === 'input' && el.type === 'file') throw new Fail('bad_params', `${ref} is a file input; use upload_file (or upload_image for a screenshot)`);
     if (tag === 'input' || tag === 'textarea') {
       const v = value === null || value === undefined ? '' : String(value);
       el.focus();
@@ -546,35 +546,113 @@
   };
 
   // ---- upload_image
+  const setFile = (ref, b64, name, mime, expect) => {
+    const r = putFiles(ref, [{ data: b64, name, mime }], true, expect);
+    return { desc: r.desc, count: r.names.length };
+  };
+
+  // ---- files and waits (upload_file, wait_for)
   const fileFrom = (b64, name, mime) => {
     const bin = atob(b64);
     const bytes = new Uint8Array(bin.length);
     for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    return new File([bytes], name, { type: mime, lastModified: Date.now() });
+    return new File([bytes], name, { type: mime || 'application/octet-stream', lastModified: Date.now() });
   };
-  const setFile = (ref, b64, name, mime, expect) => {
+  // fileTarget says what ref is: a file input (which takes files as they
+  // are) or anything else (which gets them dropped on it).
+  const fileTarget = (ref, expect) => {
     guard(expect);
     const el = byRef(ref);
-    if (!(el.localName === 'input' && el.type === 'file')) throw new Fail('bad_params', `${ref} (${describe(el)}) is not a file input; give the coordinate of a drop zone instead`);
-    if (el.disabled) throw new Fail('bad_params', `${ref} is disabled`);
+    const input = el.localName === 'input' && el.type === 'file';
+    if (input && el.disabled) throw new Fail('bad_params', `${ref} (${describe(el)}) is disabled`);
+    return { desc: describe(el), input, multiple: input && el.multiple };
+  };
+  const fileNames = (ref) => {
+    const el = byRef(ref);
+    return { names: el.files ? [...el.files].map((f) => f.name) : [] };
+  };
+  // putFiles gives a file input files through a DataTransfer, as a person
+  // picking them would: input and change fire.
+  const putFiles = (ref, files, append, expect) => {
+    const t = fileTarget(ref, expect);
+    const el = byRef(ref);
+    if (!t.input) throw new Fail('bad_params', `${ref} (${t.desc}) is not a file input; drop the files on it instead`);
+    if (files.length > 1 && !el.multiple) throw new Fail('bad_params', `${ref} (${t.desc}) takes one file`);
     const dt = new DataTransfer();
-    if (el.multiple && el.files) for (const f of el.files) dt.items.add(f);
-    dt.items.add(fileFrom(b64, name, mime));
+    if (append && el.multiple && el.files) for (const f of el.files) dt.items.add(f);
+    for (const f of files) dt.items.add(fileFrom(f.data, f.name, f.mime));
     el.files = dt.files;
     fire(el, 'input'); fire(el, 'change');
-    return { desc: describe(el), count: el.files.length };
+    return { desc: t.desc, names: [...el.files].map((f) => f.name) };
   };
-  const dropFile = (x, y, b64, name, mime, expect) => {
+  // dropMark marks the drop target, ref's element or what is at (x, y),
+  // for the engine's drop in the page's own world: Firefox hides files a
+  // DataTransfer got from another world from the page's scripts.
+  const dropMark = (ref, x, y, token, expect) => {
     guard(expect);
-    const target = document.elementFromPoint(x, y);
-    if (!target) throw new Fail('bad_params', `nothing on the page at (${Math.round(x)}, ${Math.round(y)})`);
-    const dt = new DataTransfer();
-    dt.items.add(fileFrom(b64, name, mime));
-    const opts = { bubbles: true, cancelable: true, composed: true, clientX: x, clientY: y, dataTransfer: dt };
-    target.dispatchEvent(new DragEvent('dragenter', opts));
-    target.dispatchEvent(new DragEvent('dragover', opts));
-    const accepted = !target.dispatchEvent(new DragEvent('drop', opts));
-    return { desc: describe(target), accepted };
+    let target;
+    if (ref) {
+      target = byRef(ref);
+      if (!inView(center(target))) target.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+      ({ x, y } = center(target));
+    } else {
+      target = document.elementFromPoint(x, y);
+      if (!target) throw new Fail('bad_params', `nothing on the page at (${Math.round(x)}, ${Math.round(y)})`);
+    }
+    target.setAttribute('data-reins-drop', token);
+    return { desc: describe(target), x, y };
+  };
+
+  // waitFor resolves once the condition holds, checking it again on every
+  // DOM mutation and on the events that change what is visible without
+  // one, or when ms pass. c: {text | selector | ref, state}.
+  const shown = (el) => el.isConnected && visible(el) && el.getClientRects().length > 0;
+  const waitCheck = (c) => {
+    const state = c.state || 'visible';
+    if (c.text !== undefined) {
+      const want = clean(c.text).toLowerCase();
+      const body = document.body ? clean(document.body.innerText).toLowerCase() : '';
+      const has = body.includes(want);
+      return (state === 'hidden' || state === 'gone') ? !has : has;
+    }
+    let el = null;
+    if (c.selector !== undefined) {
+      try { el = document.querySelector(c.selector); } catch (e) { throw new Fail('bad_params', `${q(c.selector)} is not a CSS selector`); }
+    } else {
+      const w = refToEl.get(c.ref);
+      el = w && w.deref();
+      if (el && !el.isConnected) el = null;
+    }
+    switch (state) {
+      case 'gone': return !el;
+      case 'hidden': return !el || !shown(el);
+      case 'enabled': return !!el && shown(el) && !el.disabled && el.getAttribute('aria-disabled') !== 'true' && !el.closest('fieldset:disabled');
+      default: return !!el && shown(el);
+    }
+  };
+  const WAKE = ['transitionend', 'animationend', 'scroll', 'resize', 'load', 'input', 'change', 'toggle'];
+  const waitFor = (c, ms) => {
+    if (c.ref !== undefined && c.state !== 'gone' && c.state !== 'hidden') byRef(c.ref);
+    const start = performance.now();
+    if (waitCheck(c)) return { met: true, ms: 0 };
+    return new Promise((resolve) => {
+      let done = false;
+      const finish = (met) => {
+        if (done) return;
+        done = true;
+        mo.disconnect();
+        clearTimeout(timer);
+        for (const ev of WAKE) removeEventListener(ev, check, true);
+        resolve({ met, ms: Math.round(performance.now() - start) });
+      };
+      const check = () => {
+        try { if (waitCheck(c)) finish(true); } catch (e) { finish(false); }
+      };
+      const mo = new MutationObserver(check);
+      mo.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+      for (const ev of WAKE) addEventListener(ev, check, true);
+      const timer = setTimeout(() => finish(false), ms);
+    });
   };
 
   const info = () => ({ title: document.title });
@@ -609,9 +687,13 @@
     return { origin: location.origin, items, total: st.length };
   };
 
-  const fns = { tree, find, text, resolve, probe, scrollTo, viewport, quiet, formInput, setFile, dropFile, info, storage };
+  const fns = { tree, find, text, resolve, probe, scrollTo, viewport, quiet, formInput, setFile, info, storage,
+    fileTarget, fileNames, putFiles, dropMark, waitFor };
 
   globalThis.__reins = {
+    // element hands the engine the element of a ref as an object (Chromium:
+    // DOM.setFileInputFiles takes it by object id).
+    element(ref) { return byRef(ref); },
     call(fn, args) {
       const base = () => ({ href: location.href, title: document.title });
       try {

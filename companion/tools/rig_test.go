@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/reinshq/reins/companion/agentfiles"
 	"github.com/reinshq/reins/companion/devbrowser"
 	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/tools"
@@ -91,10 +92,11 @@ func browser(tb testing.TB) {
 }
 
 type rig struct {
-	tb  testing.TB
-	e   *tools.Engine
-	url string // base URL of the test pages
-	alt string // the same pages on another origin
+	tb    testing.TB
+	e     *tools.Engine
+	files *agentfiles.Root // the agents' folders, in a temporary data dir
+	url   string           // base URL of the test pages
+	alt   string           // the same pages on another origin
 
 	mu         sync.Mutex
 	activities []tools.Activity
@@ -111,13 +113,13 @@ type rigOptions struct {
 func newRig(tb testing.TB, o ...rigOptions) *rig {
 	tb.Helper()
 	browser(tb)
-	r := &rig{tb: tb, url: shared.srv.URL, alt: shared.alt.URL}
+	r := &rig{tb: tb, url: shared.srv.URL, alt: shared.alt.URL, files: agentfiles.New(tb.TempDir())}
 	var opt rigOptions
 	if len(o) > 0 {
 		opt = o[0]
 	}
 	r.e = tools.NewEngine(tools.Options{
-		Hub: shared.hub, Logger: quietLogger(), Paused: opt.paused, TakenOver: opt.takenOver,
+		Hub: shared.hub, Logger: quietLogger(), Paused: opt.paused, TakenOver: opt.takenOver, Files: r.files,
 		Developer: opt.developer, ManageExtensions: opt.manageExt,
 		OnActivity: func(a tools.Activity) {
 			r.mu.Lock()

@@ -108,6 +108,8 @@ func TestNavigatedAway(t *testing.T) {
 		{"computer", map[string]any{"action": "left_click_drag", "tabId": tab, "start_coordinate": []int{200, 200}, "coordinate": []int{300, 300}}},
 		{"form_input", map[string]any{"tabId": tab, "ref": email, "value": "x@y"}},
 		{"upload_image", map[string]any{"tabId": tab, "imageId": "img_1", "coordinate": []int{200, 200}}},
+		{"upload_file", map[string]any{"tabId": tab, "ref": email, "files": []map[string]any{{"name": "a.txt", "data": "YQ=="}}}},
+		{"upload_file", map[string]any{"tabId": tab, "coordinate": []int{200, 200}, "files": []map[string]any{{"name": "a.txt", "data": "YQ=="}}}},
 		// A script would run in the new page, with whatever it reads or
 		// changes there.
 		{"javascript_tool", map[string]any{"tabId": tab, "text": "window.__log.push({t: 'js', v: document.cookie}); 1"}},

@@ -22,8 +22,9 @@ type tabState struct {
 	e      *Engine
 	cancel func()
 
-	initMu sync.Mutex // held only while enabling this tab's domains
-	ready  atomic.Bool
+	initMu  sync.Mutex // held only while enabling this tab's domains
+	ready   atomic.Bool
+	dlReady atomic.Bool // a dev tab's downloads go to the incoming folder
 
 	worldMu sync.Mutex // serialises creating this tab's isolated world
 
@@ -40,6 +41,14 @@ type tabState struct {
 	tracing     bool
 	traceScript string
 	gone        bool
+	// Who a download the page starts belongs to: the agent that owns the
+	// tab, or in a tab the person shared, the agent that acted there
+	// within downloadClaimWindow (see claimant).
+	owner   string
+	actor   string
+	actedAt time.Time
+	browser string
+	net     netTracker
 }
 
 // tabState returns the tab's state, subscribing to its events on first use.
@@ -85,6 +94,44 @@ func (ts *tabState) stop() {
 	for _, w := range ws {
 		w.push(hub.TabEvent{Kind: hub.TabClosed})
 	}
+}
+
+// downloadClaimWindow is how long after an agent's action in a tab the
+// person shared a download there counts as the agent's. Later ones stay
+// the person's, in the browser's own download folder.
+const downloadClaimWindow = 30 * time.Second
+
+// acting records a call on the tab: through which browser, whether the
+// caller owns the tab, and, for an action, who acted when.
+func (ts *tabState) acting(principal, browser string, owned, act bool, now time.Time) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.browser = browser
+	if owned {
+		ts.owner = principal
+	}
+	if act {
+		ts.actor, ts.actedAt = principal, now
+	}
+}
+
+// claimant is the principal a download starting now belongs to, or "".
+func (ts *tabState) claimant(now time.Time) (principal, browser string) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	switch {
+	case ts.owner != "":
+		return ts.owner, ts.browser
+	case ts.actor != "" && now.Sub(ts.actedAt) <= downloadClaimWindow:
+		return ts.actor, ts.browser
+	}
+	return "", ts.browser
+}
+
+func (ts *tabState) browserID() string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.browser
 }
 
 // ensure turns on the domains the tools rely on: Page (loads, lifecycle),
@@ -148,6 +195,7 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 	switch ev.Kind {
 	case hub.TabDetached:
 		ts.ready.Store(false)
+		ts.dlReady.Store(false)
 		ts.mu.Lock()
 		ts.world = 0
 		ts.mu.Unlock()
@@ -167,6 +215,7 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 		ts.console.add(ev.Method, ev.Params)
 		return
 	case "Network.requestWillBeSent", "Network.responseReceived", "Network.loadingFinished", "Network.loadingFailed":
+		ts.net.feed(ev.Method, ev.Params)
 		if status, loader, ok := ts.network.add(ev.Method, ev.Params); ok {
 			ts.mu.Lock()
 			ts.docStatus[loader] = status
@@ -179,6 +228,13 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 		return
 	case "Page.javascriptDialogOpening":
 		ts.dialog(ev.Params)
+	case "Page.downloadWillBegin":
+		ts.e.downloads.begin(ts, ev.Params)
+	case "Page.downloadProgress", "Browser.downloadProgress":
+		ts.e.downloads.progress(ts.e, ev.Params)
+		if ev.Method == "Browser.downloadProgress" {
+			return // every dev tab hears every download; only its own tab's Page events say it started there
+		}
 	case "Runtime.executionContextDestroyed":
 		var p struct {
 			ID int `json:"executionContextId"`

@@ -59,15 +59,12 @@ func runUpload(ctx context.Context, c *call, in *uploadArgs) (*Result, error) {
 		return nil, wire.Errorf(wire.CodeBadParams, "coordinate (%g, %g) is outside the screenshot", in.Coordinate[0], in.Coordinate[1])
 	}
 	x, y := v.toCSS(in.Coordinate[0], in.Coordinate[1])
-	var r struct {
-		Desc     string `json:"desc"`
-		Accepted bool   `json:"accepted"`
-	}
-	if _, err := c.guardedHelper(ctx, ts, "dropFile", &r, x, y, b64, name, "image/jpeg"); err != nil {
+	desc, accepted, err := c.dropFiles(ctx, ts, "", x, y, []pageFile{{Data: b64, Name: name, Mime: "image/jpeg"}})
+	if err != nil {
 		return nil, err
 	}
-	line := fmt.Sprintf("Dropped %s (%s) on %s at (%g, %g).", in.ImageID, name, r.Desc, in.Coordinate[0], in.Coordinate[1])
-	if !r.Accepted {
+	line := fmt.Sprintf("Dropped %s (%s) on %s at (%g, %g).", in.ImageID, name, desc, in.Coordinate[0], in.Coordinate[1])
+	if !accepted {
 		line += " The page did not handle the drop (no drop handler called preventDefault)."
 	}
 	return c.after(ctx, ts, w, in.TabID, []string{line})

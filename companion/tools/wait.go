@@ -95,6 +95,7 @@ type navState struct {
 	closed          bool
 	detached        bool
 	committedLoader string
+	downloads       []string // guids of downloads the page started
 }
 
 type pageEventParams struct {
@@ -132,6 +133,12 @@ func (n *navState) feed(ev hub.TabEvent) {
 	case "Page.loadEventFired":
 		if n.committed {
 			n.done = true
+		}
+		return
+	case "Page.downloadWillBegin":
+		n.downloads = append(n.downloads, guidOf(ev.Params))
+		if n.started && !n.committed {
+			n.done = true // the navigation became this download
 		}
 		return
 	default:
@@ -196,6 +203,7 @@ func (w *watcher) waitLoad(ctx context.Context, n *navState, timeout time.Durati
 // settled is what an action's wait observed.
 type settled struct {
 	dialogs   []string
+	downloads []string // lines about downloads the action started
 	href      string
 	title     string
 	navigated bool // a new document committed
@@ -226,6 +234,7 @@ func (c *call) settle(ctx context.Context, ts *tabState, w *watcher) (settled, e
 	if !n.started && !n.committed {
 		if qerr == nil {
 			out.href = href
+			out.downloads = c.downloadNotes(ctx, w, n.downloads, false)
 			return out, nil
 		}
 		if !contextGone(qerr) {
@@ -241,6 +250,9 @@ func (c *call) settle(ctx context.Context, ts *tabState, w *watcher) (settled, e
 	}
 	out.navigated = n.committed || (qerr != nil && contextGone(qerr))
 	out.pending = n.started && !n.committed && !n.done
+	// A navigation that ended without a new document may have become a
+	// download, which the browser announces a moment later.
+	out.downloads = c.downloadNotes(ctx, w, n.downloads, n.started && !n.committed && !out.pending)
 	var info struct {
 		Title string `json:"title"`
 	}

@@ -38,7 +38,34 @@ const (
 	MethodGraphState           = "graph.state"
 	MethodCDP                  = "cdp"
 	MethodTabsShare            = "tabs.share" // Reins addition: share/unshare a tab from the companion (Stop sharing in the UI)
+	// MethodDownloadsWait (Reins addition) answers once the browser's
+	// download of DownloadsWaitParams is no longer in progress, or at its
+	// timeout with the item as it is then.
+	MethodDownloadsWait = "downloads.wait"
 )
+
+// DownloadsWaitParams names a download by the browser's id or, failing
+// that, by its URL (the newest such download started at or after Since,
+// in ms since the epoch).
+type DownloadsWaitParams struct {
+	ID        int    `json:"id,omitempty"`
+	URL       string `json:"url,omitempty"`
+	Since     int64  `json:"since,omitempty"`
+	TimeoutMS int    `json:"timeoutMs"`
+}
+
+// DownloadItem is what downloads.wait answers: the browser's item, in the
+// fields Reins reads.
+type DownloadItem struct {
+	ID       int    `json:"id"`
+	URL      string `json:"url"`
+	Filename string `json:"filename"` // absolute path where the browser saved it
+	Mime     string `json:"mime"`
+	State    string `json:"state"` // in_progress, interrupted, complete
+	Error    string `json:"error,omitempty"`
+	FileSize int64  `json:"fileSize"`
+	Exists   bool   `json:"exists"`
+}
 
 // Events. The first six are browspark v3 (extension → companion); the rest
 // are Reins additions that a strict v3 peer ignores.

@@ -14,7 +14,12 @@ export function inputDomain(fx) {
    */
   async function input(tabId, op, args) {
     try {
-      await fx.isolated(tabId, op, args);
+      const r = await fx.isolated(tabId, op, args);
+      // A link the click follows: said now, before the result, so the
+      // engine waits for the page it leads to.
+      if (r && typeof r.nav === 'string' && r.nav !== '') {
+        fx.emitIf(tabId, 'Page', 'Page.frameRequestedNavigation', { frameId: fx.frameIdOf(tabId), reason: 'anchorClick', url: r.nav, disposition: 'currentTab' });
+      }
     } catch (err) {
       if (!(err instanceof WireError) || !/Cannot find context/.test(err.message)) throw err;
     }

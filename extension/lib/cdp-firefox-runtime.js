@@ -71,6 +71,33 @@ export function runtimeDomain(fx, { consoleSwitch }) {
     for (const [id, ctx] of contexts) if (ctx.tabId === tabId) contexts.delete(id);
   };
 
+  // Helper calls waiting on their page, by tab. A page the tab leaves can
+  // be kept frozen in the back/forward cache, and Firefox then never
+  // settles a script still waiting in it: a call waiting for the page to
+  // go quiet after a click that submitted a form would hang until the
+  // request timed out. A new document fails them at once, as Chromium
+  // fails calls into a destroyed context.
+  /** @type {Map<number, Set<{documentId:string|null, fail:(err:Error) => void}>>} */
+  const waiting = new Map();
+  function untilLeft(tabId, documentId, promise) {
+    let entry;
+    const left = new Promise((_, reject) => {
+      entry = { documentId, fail: reject };
+    });
+    if (!waiting.has(tabId)) waiting.set(tabId, new Set());
+    waiting.get(tabId).add(entry);
+    return Promise.race([promise, left]).finally(() => {
+      const set = waiting.get(tabId);
+      set?.delete(entry);
+      if (set && set.size === 0) waiting.delete(tabId);
+    });
+  }
+  function leave(tabId, documentId, err) {
+    const set = waiting.get(tabId);
+    if (!set) return;
+    for (const e of [...set]) if (documentId === undefined || e.documentId === null || e.documentId !== documentId) e.fail(err);
+  }
+
   function world(tabId, id) {
     const ctx = contexts.get(id);
     if (!ctx || ctx.tabId !== tabId) throw new WireError(Codes.internal, 'Cannot find context with specified id');
@@ -127,7 +154,8 @@ export function runtimeDomain(fx, { consoleSwitch }) {
         if (fn === null) {
           throw new WireError(Codes.unknownMethod, 'Firefox adapter does not support Runtime.callFunctionOn with arbitrary functions in an isolated world: Firefox forbids eval there');
         }
-        const r = await fx.inject(tabId, { func: helperInvoke, args: [fn, argumentValues(p.arguments)], documentId: ctx.documentId ?? undefined });
+        const r = await untilLeft(tabId, ctx.documentId ?? null,
+          fx.inject(tabId, { func: helperInvoke, args: [fn, argumentValues(p.arguments)], documentId: ctx.documentId ?? undefined }));
         if (r.error !== undefined && r.error !== null) return runtimeAnswer(errorThrown(r.error));
         return { result: r.result === undefined ? { type: 'undefined' } : { type: 'object', value: r.result } };
       }
@@ -202,10 +230,14 @@ export function runtimeDomain(fx, { consoleSwitch }) {
     methods,
     committed(d) {
       dropContexts(d.tabId);
+      leave(d.tabId, d.documentId ?? undefined, new WireError(Codes.internal, 'Execution context was destroyed: the tab left the page'));
       fx.emitIf(d.tabId, 'Runtime', 'Runtime.executionContextsCleared', {});
     },
     released(tabId) {
       dropContexts(tabId);
+    },
+    tabClosed(tabId) {
+      leave(tabId, undefined, new WireError(Codes.noSuchTab, `tab ${tabId} closed`));
     },
   };
 }

@@ -17,6 +17,7 @@
 //   world (firefox-input.js plans them, firefox-isolated.js fires them);
 // - cdp-firefox-console.js: console capture and the Log domain;
 // - cdp-firefox-network.js: Network.* events from webRequest;
+// - cdp-firefox-downloads.js: Page.download* events from browser.downloads;
 // - cdp-firefox-scripting.js: the injection every domain uses.
 //
 // Anything else fails with unknown_method naming the method. The methods and
@@ -32,6 +33,7 @@ import { pageDomain } from './cdp-firefox-page.js';
 import { captureDomain } from './cdp-firefox-capture.js';
 import { inputDomain } from './cdp-firefox-input.js';
 import { networkDomain } from './cdp-firefox-network.js';
+import { downloadsDomain } from './cdp-firefox-downloads.js';
 
 export { ISOLATED_FILE } from './cdp-firefox-scripting.js';
 export { TOOLS_HELPER_FILE } from './cdp-firefox-runtime.js';
@@ -135,7 +137,7 @@ export function createFirefoxCdp(browser, o = {}) {
   // The order of the hooks: a new document clears the worlds before the
   // page reports it, and the console hook is installed last.
   const logDomain = consoleCapture(fx);
-  const domains = [runtimeDomain(fx, logDomain), pageDomain(fx), captureDomain(fx), inputDomain(fx), networkDomain(fx), logDomain];
+  const domains = [runtimeDomain(fx, logDomain), pageDomain(fx), captureDomain(fx), inputDomain(fx), networkDomain(fx), downloadsDomain(fx), logDomain];
   const methods = {};
   for (const d of domains) {
     for (const [name, fn] of Object.entries(d.methods ?? {})) {

@@ -6,6 +6,7 @@ import { cdpNavigationRefusal, isNewTab, navigationRefusal, unsupportedReason } 
 import { tabRestriction, tabUrl } from './tabinfo.js';
 import { graphProblem } from './graph.js';
 import { extensionHandlers } from './extensions.js';
+import { downloadHandlers } from './downloads.js';
 import { DEFAULT_GROUP } from './settings.js';
 import { MAX_OWNER, validOwner } from './sharing.js';
 
@@ -48,6 +49,7 @@ export function createHandlers(core) {
     urlSupported: (u) => unsupportedReason(u, core.engine) === '',
   };
   const ext = (name) => (params) => extensionHandlers[name](obj(params), ctx);
+  const downloads = downloadHandlers(chrome, core.timers);
 
   return {
     async cdp(params) {
@@ -71,10 +73,8 @@ export function createHandlers(core) {
       return core.debugger.call(tabId, p.method, p.params ?? {}, p.sessionId || undefined);
     },
 
-    async 'downloads.list'() {
-      if (!chrome.downloads) throw new WireError(Codes.unauthorized, 'this browser gives the extension no downloads access');
-      return chrome.downloads.search({});
-    },
+    'downloads.list': downloads['downloads.list'],
+    'downloads.wait': downloads['downloads.wait'],
 
     'extensions.info': ext('extensions.info'),
     'extensions.list': ext('extensions.list'),

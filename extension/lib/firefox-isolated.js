@@ -257,6 +257,26 @@
 
   // ---- mouse
 
+  // linkNavigation is where a click the page let through takes this tab:
+  // the http(s) URL of a plain link to another document, else ''. The
+  // adapter reports it at once, as Chromium reports an anchor click,
+  // because webNavigation tells of the navigation only later.
+  const linkNavigation = (el, init) => {
+    const a = el.closest && el.closest('a[href], area[href]');
+    if (!a || a.hasAttribute('download') || init.button !== 0 || init.ctrlKey || init.metaKey || init.shiftKey || init.altKey) return '';
+    const target = (a.getAttribute('target') || '').toLowerCase();
+    if (target !== '' && target !== '_self' && target !== '_top' && target !== '_parent') return '';
+    let u;
+    try {
+      u = new URL(a.href);
+    } catch {
+      return '';
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return '';
+    if (u.hash !== '' && u.href.split('#')[0] === location.href.split('#')[0]) return '';
+    return u.href;
+  };
+
   const mouse = (plan) => {
     const hit = deepTarget(plan.x, plan.y);
     const t = hit.el;
@@ -288,12 +308,13 @@
         const clickTarget = down && down.isConnected && state.downButton === plan.button ? commonAncestor(down, t) : t;
         state.down = null;
         state.downButton = -1;
+        let nav = '';
         for (const type of plan.after) {
           const Ctor = type === 'click' || type === 'auxclick' ? PointerEvent : MouseEvent;
           const ev = type === 'click' || type === 'auxclick' ? pointerInit(init, false) : init;
-          fire(clickTarget, type, ev, Ctor);
+          if (fire(clickTarget, type, ev, Ctor) && type === 'click') nav = linkNavigation(clickTarget, init);
         }
-        return { target: clickTarget.localName };
+        return { target: clickTarget.localName, nav };
       }
       case 'wheel': {
         hoverTo(t, { ...init, button: 0, detail: 0 });

@@ -29,7 +29,7 @@ test('the method table is sorted and covers protocol v3 plus tabs.share', async 
   const { d } = await setup();
   assert.deepEqual(d.methods, [...d.methods].sort());
   for (const m of ['tabs.list', 'tabs.create', 'tabs.close', 'tabs.activate', 'tabs.hold', 'tabs.prepare', 'tabs.share',
-    'window.size', 'downloads.list', 'extensions.list', 'extensions.info', 'extensions.setEnabled', 'extensions.uninstall',
+    'window.size', 'downloads.list', 'downloads.wait', 'extensions.list', 'extensions.info', 'extensions.setEnabled', 'extensions.uninstall',
     'extensions.options', 'extensions.message', 'tools.catalog', 'graph.state', 'cdp']) {
     assert.ok(d.methods.includes(m), m);
   }

@@ -303,5 +303,6 @@ export function fakeFirefox({ run } = {}) {
       ['onBeforeNavigate', 'onCommitted', 'onDOMContentLoaded', 'onCompleted', 'onErrorOccurred', 'onReferenceFragmentUpdated', 'onHistoryStateUpdated'].map((n) => [n, event()]),
     ),
     webRequest: Object.fromEntries(['onBeforeRequest', 'onBeforeRedirect', 'onResponseStarted', 'onCompleted', 'onErrorOccurred'].map((n) => [n, event()])),
+    downloads: { onCreated: event(), onChanged: event() },
   };
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { webcrypto } from 'node:crypto';
 import { createFirefoxCdp, ISOLATED_FILE, TOOLS_HELPER_FILE } from '../lib/cdp-firefox.js';
 import { MAX_PENDING_REDIRECTS } from '../lib/cdp-firefox-network.js';
+import { MAX_RECENT, RECENT_MS } from '../lib/cdp-firefox-downloads.js';
 import { WireError } from '../lib/frames.js';
 import { startService } from '../lib/service.js';
 import { fakeChrome, fakeFirefox, FakeTimers, settle, until } from './fakes.js';
@@ -298,4 +299,95 @@ test(`at most ${MAX_PENDING_REDIRECTS} redirects wait for their next hop`, async
   const sent = events.filter(([, m]) => m === 'Network.requestWillBeSent').map(([, , p]) => p);
   assert.equal(sent[0].redirectResponse, undefined, 'the oldest redirect was dropped');
   assert.equal(sent[1].redirectResponse.status, 302, 'the next one was kept');
+});
+
+test('a download is reported on the attached tab that loaded its URL, as Chromium reports it', async () => {
+  const { cdp, browser, events } = adapter();
+  await cdp.attach(1);
+  await cdp.send(1, 'Page.enable');
+  browser.webRequest.onBeforeRequest.fire({ tabId: 1, frameId: 0, requestId: '9', url: 'http://127.0.0.1:9/report.csv', type: 'main_frame', method: 'GET' });
+  // Another tab's download, and one of a URL this tab never asked for, are not this tab's.
+  browser.downloads.onCreated.fire({ id: 3, url: 'http://127.0.0.1:9/other.bin', filename: '/home/p/Downloads/other.bin', state: 'in_progress' });
+  browser.downloads.onCreated.fire({ id: 4, url: 'http://127.0.0.1:9/report.csv', filename: '/home/p/Downloads/report.csv', state: 'in_progress' });
+  browser.downloads.onChanged.fire({ id: 3, state: { current: 'complete' } });
+  browser.downloads.onChanged.fire({ id: 4, bytesReceived: { current: 8 }, totalBytes: { current: 8 }, state: { current: 'complete' } });
+  const got = events.filter(([, m]) => m.startsWith('Page.download'));
+  assert.deepEqual(got, [
+    [1, 'Page.downloadWillBegin', { frameId: 'main-1', guid: 'firefox-4', url: 'http://127.0.0.1:9/report.csv', suggestedFilename: 'report.csv', downloadId: 4 }],
+    [1, 'Page.downloadProgress', { guid: 'firefox-4', state: 'completed', receivedBytes: 8, totalBytes: 8 }],
+  ]);
+});
+
+// Firefox keeps a page the tab leaves frozen in the back/forward cache and
+// never settles a script waiting there (the page helper's "quiet" after a
+// click that submits a form): the new document must fail the call at once,
+// not leave it to the companion's 30 s request timeout.
+test('a helper call waiting in a page the tab leaves fails when the new document commits', async () => {
+  const { cdp, browser } = adapter();
+  await cdp.attach(1);
+  const { executionContextId: ctx } = await cdp.send(1, 'Page.createIsolatedWorld', { frameId: 'main-1', worldName: 'reins' });
+  const run = browser.scripting.executeScript;
+  browser.scripting.executeScript = (d) => (d.func && d.func.name === 'helperInvoke' ? new Promise(() => {}) : run(d));
+  const quiet = cdp.send(1, 'Runtime.callFunctionOn', { functionDeclaration: 'function(...a){return globalThis.__reins.call("quiet", a)}', executionContextId: ctx, arguments: [{ value: 30 }, { value: 1000 }] });
+  let settled = false;
+  quiet.catch(() => {}).finally(() => { settled = true; });
+  await settle();
+  assert.equal(settled, false, 'the call waits while the page stays');
+  browser.webNavigation.onCommitted.fire({ tabId: 1, frameId: 0, url: 'http://127.0.0.1:9/welcome', documentId: 'doc-2' });
+  await rejectsCode(quiet, 'internal', /Execution context was destroyed/);
+
+  const { executionContextId: ctx2 } = await cdp.send(1, 'Page.createIsolatedWorld', { frameId: 'main-1', worldName: 'reins' });
+  const waiting = cdp.send(1, 'Runtime.callFunctionOn', { functionDeclaration: 'function(...a){return globalThis.__reins.call("quiet", a)}', executionContextId: ctx2 });
+  await settle();
+  browser.tabs.onRemoved.fire(1);
+  await rejectsCode(waiting, 'no_such_tab');
+});
+
+test(`a download is laid at a tab only for its last ${MAX_RECENT} requests of the last ${RECENT_MS / 1000} s`, async () => {
+  const browser = fakeFirefox();
+  let now = 1_000_000;
+  const cdp = createFirefoxCdp(browser, { timers: { setTimeout, clearTimeout }, log: { warn() {} }, now: () => now, fetch: async () => ({ ok: true, text: async () => '' }) });
+  const events = [];
+  cdp.onEvent((tabId, method, params) => events.push([tabId, method, params]));
+  await cdp.attach(1);
+  await cdp.send(1, 'Page.enable');
+  const req = (url) => browser.webRequest.onBeforeRequest.fire({ tabId: 1, frameId: 0, requestId: url, url, type: 'main_frame', method: 'GET' });
+  req('http://127.0.0.1:9/old.csv');
+  for (let i = 0; i < MAX_RECENT; i++) req(`http://127.0.0.1:9/p${i}`);
+  browser.downloads.onCreated.fire({ id: 1, url: 'http://127.0.0.1:9/old.csv', filename: '/d/old.csv' });
+  req('http://127.0.0.1:9/late.csv');
+  now += RECENT_MS + 1;
+  browser.downloads.onCreated.fire({ id: 2, url: 'http://127.0.0.1:9/late.csv', filename: '/d/late.csv' });
+  req('http://127.0.0.1:9/fresh.csv');
+  browser.downloads.onCreated.fire({ id: 3, url: 'http://127.0.0.1:9/fresh.csv', filename: '/d/fresh.csv' });
+  assert.deepEqual(events.filter(([, m]) => m === 'Page.downloadWillBegin').map(([, , p]) => p.downloadId), [3]);
+});
+
+// webNavigation tells of a link's navigation only after a moment; the
+// engine must know at once that the click leaves the page (and may become a
+// download), as Chromium tells it with Page.frameRequestedNavigation.
+test('a click the page script says follows a link is reported as a requested navigation at once', async () => {
+  let nav = 'http://127.0.0.1:9/files/report.csv';
+  const { cdp, events } = adapter({ run: (d) => (d.func?.name === 'isolatedCall' ? { result: { value: { target: 'a', nav } } } : {}) });
+  await cdp.attach(1);
+  await cdp.send(1, 'Input.dispatchMouseEvent', { type: 'mouseReleased', x: 3, y: 4, button: 'left', clickCount: 1 });
+  assert.equal(events.length, 0, 'nothing while Page is off');
+  await cdp.send(1, 'Page.enable');
+  await cdp.send(1, 'Input.dispatchMouseEvent', { type: 'mouseReleased', x: 3, y: 4, button: 'left', clickCount: 1 });
+  assert.deepEqual(events, [[1, 'Page.frameRequestedNavigation', { frameId: 'main-1', reason: 'anchorClick', url: nav, disposition: 'currentTab' }]]);
+  nav = '';
+  await cdp.send(1, 'Input.dispatchMouseEvent', { type: 'mouseReleased', x: 3, y: 4, button: 'left', clickCount: 1 });
+  assert.equal(events.length, 1, 'a click that stays on the page says nothing');
+});
+
+test('a download Firefox announces before its request is laid at the tab whose page is its referrer', async () => {
+  const { cdp, browser, events } = adapter();
+  await cdp.attach(1);
+  await cdp.send(1, 'Page.enable');
+  browser.webNavigation.onCommitted.fire({ tabId: 1, frameId: 0, url: 'http://127.0.0.1:9/task/download', documentId: 'doc-2' });
+  // The link's navigation starts (and so the tab's pending URL changes) before the download is made.
+  browser.webNavigation.onBeforeNavigate.fire({ tabId: 1, frameId: 0, url: 'http://127.0.0.1:9/code.txt' });
+  browser.downloads.onCreated.fire({ id: 9, url: 'http://127.0.0.1:9/code.txt', referrer: 'http://127.0.0.1:9/elsewhere', filename: '/d/code.txt' });
+  browser.downloads.onCreated.fire({ id: 10, url: 'http://127.0.0.1:9/code.txt', referrer: 'http://127.0.0.1:9/task/download', filename: '/d/code.txt' });
+  assert.deepEqual(events.filter(([, m]) => m === 'Page.downloadWillBegin').map(([, , p]) => p.downloadId), [10]);
 });

@@ -21,9 +21,9 @@ function pageAt(href) {
   return g.__reins;
 }
 
-/** dropFile checks the origin first; past it, the empty page answers bad_params. */
+/** dropMark checks the origin first; past it, the empty page answers bad_params. */
 function drop(helper, expect) {
-  return helper.call('dropFile', [1, 1, '', 'f.txt', 'text/plain', expect]);
+  return helper.call('dropMark', ['', 1, 1, 'token', expect]);
 }
 
 test('origins.json has enough cases', () => {

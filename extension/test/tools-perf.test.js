@@ -9,8 +9,9 @@ import vm from 'node:vm';
 const source = readFileSync(new URL('../../companion/tools/perf.js', import.meta.url), 'utf8');
 const declaration = source.slice(source.indexOf('function'));
 
-function page() {
+function page({ visibility = 'hidden' } = {}) {
   const observers = [];
+  const frames = [];
   class PerformanceObserver {
     static supportedEntryTypes = ['event', 'longtask', 'largest-contentful-paint', 'layout-shift'];
     constructor(cb) {
@@ -29,10 +30,26 @@ function page() {
     disconnect() {}
   }
   let now = 1000;
-  const g = vm.createContext({ PerformanceObserver, performance: { now: () => now, timeOrigin: 42 }, location: { href: 'http://127.0.0.1:9/' }, JSON });
+  const g = vm.createContext({
+    PerformanceObserver,
+    performance: { now: () => now, timeOrigin: 42 },
+    location: { href: 'http://127.0.0.1:9/' },
+    document: { visibilityState: visibility },
+    requestAnimationFrame: (cb) => frames.push(cb),
+    setTimeout,
+    clearTimeout,
+    Promise,
+    JSON,
+  });
   const run = vm.runInContext(`(${declaration})`, g);
   return {
     run: (action) => JSON.parse(run(action)),
+    runAsync: async (action) => JSON.parse(await run(action)),
+    // frame runs the callbacks waiting for the next animation frame.
+    frame() {
+      for (const cb of frames.splice(0)) cb();
+    },
+    pendingFrames: () => frames.length,
     // fire delivers entries to the observers of type, as the browser does.
     fire(type, entries) {
       for (const o of observers.filter((x) => x.type === type)) o.cb({ getEntries: () => entries });
@@ -66,4 +83,24 @@ test('perf.js counts only what happened since start in the same document', () =>
   const out = p.run('stop');
   assert.equal(out.tasks.count, 1);
   assert.equal(out.tasks.longest, 80);
+});
+
+test('perf.js stop in a visible page waits for the first contentful paint', async () => {
+  const p = page({ visibility: 'visible' });
+  p.run('start');
+  const out = p.runAsync('stop');
+  assert.equal(p.pendingFrames(), 1, 'waits on animation frames while no paint is reported');
+  p.fire('largest-contentful-paint', [{ startTime: 1200, size: 5000, url: '' }]);
+  const r = await out;
+  assert.equal(r.started, true);
+});
+
+test('perf.js stop gives up waiting for a paint after six frames', async () => {
+  const p = page({ visibility: 'visible' });
+  p.run('start');
+  const out = p.runAsync('stop');
+  for (let i = 0; i < 6; i++) p.frame();
+  assert.equal(p.pendingFrames(), 0);
+  const r = await out;
+  assert.equal(r.lcp, undefined);
 });
