@@ -273,6 +273,9 @@ func (ts *tabState) frameWorld(ctx context.Context, agent string, f *frameRec) (
 	raw, err := ts.e.hub.CDP(wctx, ts.id, "Page.createIsolatedWorld", map[string]any{"frameId": frameID, "worldName": worldName}, session, agent)
 	cancel()
 	if err != nil {
+		if frameGone(err) {
+			return 0, "", wire.Errorf(wire.CodeBadParams, "refs of frame f%d are stale: the frame is gone from the page. Call read_page or find for fresh refs", f.key)
+		}
 		return 0, "", fmt.Errorf("preparing frame f%d of tab %d: %w", f.key, ts.id, err)
 	}
 	if err := json.Unmarshal(raw, &created); err != nil || created.ID == 0 {
@@ -574,5 +577,10 @@ func (c *call) topHref(ctx context.Context, ts *tabState) (string, error) {
 	return ts.helper(ctx, c.s.Label, "info", nil)
 }
 
-// isFrameRef reports whether ref names an element of a frame.
-func isFrameRef(ref string) bool { return strings.HasPrefix(ref, "ref_f") }
+// frameGone recognises a frame that left the page: Chromium cannot find
+// its id, Firefox its frame or document.
+func frameGone(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "no frame") || strings.Contains(msg, "frame with given id") || strings.Contains(msg, "invalid frame") ||
+		strings.Contains(msg, "session with given id not found")
+}

@@ -409,7 +409,8 @@
     };
     const push = (el, line) => {
       if (!started || cut) return;
-      if (used + line.length + 1 > budget) { stop(el, 'budget'); return; }
+      // The first line always goes in, so a read continued from here moves on.
+      if (used + line.length + 1 > budget && lines.length > 0) { stop(el, 'budget'); return; }
       used += line.length + 1;
       lines.push(line);
       at.push(refOf(el));
@@ -448,7 +449,8 @@
         }
         if (role === 'label' && el.control) {
           // The control's own line carries the label text as its name.
-          for (const c of kids(el)) walk(c, depth);
+          const ctl = el.control;
+          for (const c of kids(el)) if (c === ctl || c.contains(ctl) || c.querySelector(NESTED)) walk(c, depth);
           return;
         }
         if (role && LANDMARK.has(role)) {
@@ -574,7 +576,12 @@
       const tw = doc.createTreeWalker(rootNode, 1);
       for (let n = tw.nextNode(); n; n = tw.nextNode()) {
         const sr = shadowOf(n);
-        if (sr) { mark(n); scan(sr); } else if (isFrame(n)) mark(n);
+        if (sr) {
+          mark(n);
+          // innerText sees no slotted content either.
+          for (const slot of sr.querySelectorAll('slot')) mark(slot);
+          scan(sr);
+        } else if (isFrame(n)) mark(n);
       }
     };
     const out = [];
@@ -593,7 +600,7 @@
         }
         return;
       }
-      if (!special.has(el)) {
+      if (!special.has(el) && el.localName !== 'slot') {
         const t = el.innerText;
         if (t) out.push(block(el) ? '\n' + t + '\n' : t);
         return;
@@ -648,19 +655,31 @@
   };
   const inView = (c) => c.w > 0 && c.h > 0 && c.x >= 0 && c.y >= 0 && c.x < innerWidth && c.y < innerHeight;
   const reveal = (el) => el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  // painted resolves once the page has drawn a frame or two since a
+  // scroll, so the browser routes the next click by where things are now,
+  // frames of other processes included; a tab that draws nothing (hidden)
+  // stops waiting after PAINT_WAIT ms.
+  const PAINT_WAIT = 250;
+  const painted = (v) => new Promise((done) => {
+    const t = setTimeout(() => done(v), PAINT_WAIT);
+    requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(t); done(v); }));
+  });
 
   // resolve scrolls a ref into view and reports its centre.
   const resolve = (ref) => {
     const el = byRef(ref);
     let c = centerOf(el);
+    let moved = false;
     if (!inView(c)) {
       reveal(el);
       c = centerOf(el);
+      moved = true;
     }
     if (c.w === 0 && c.h === 0) throw new Fail('bad_params', `${ref} (${describe(el)}) has no size on the page; it cannot be clicked`);
     const hit = deepHit(c.x, c.y).el;
     const covered = !!hit && hit !== el && !composedContains(el, hit) && !composedContains(hit, el);
-    return { x: c.x, y: c.y, w: c.w, h: c.h, desc: describe(el), covered: covered ? describe(hit) : '', vw: innerWidth, vh: innerHeight };
+    const out = { x: c.x, y: c.y, w: c.w, h: c.h, desc: describe(el), covered: covered ? describe(hit) : '', vw: innerWidth, vh: innerHeight };
+    return moved ? painted(out) : out;
   };
 
   // box reports an element's box (a frame's content box with content:
@@ -668,14 +687,16 @@
   // is not in view.
   const box = (ref, o) => {
     const el = byRef(ref);
-    if (o && o.scroll && !inView(centerOf(el))) reveal(el);
+    const moved = !!(o && o.scroll && !inView(centerOf(el)));
+    if (moved) reveal(el);
     const r = rectOf(el);
+    let out = { x: r.x, y: r.y, w: r.w, h: r.h, vw: innerWidth, vh: innerHeight, desc: describe(el) };
     if (o && o.content && isFrame(el)) {
       const b = contentBox(el);
       const off = offsetOf(el);
-      return { x: b.x + off.x, y: b.y + off.y, w: el.clientWidth, h: el.clientHeight, vw: innerWidth, vh: innerHeight, desc: describe(el) };
+      out = { x: b.x + off.x, y: b.y + off.y, w: el.clientWidth, h: el.clientHeight, vw: innerWidth, vh: innerHeight, desc: describe(el) };
     }
-    return { x: r.x, y: r.y, w: r.w, h: r.h, vw: innerWidth, vh: innerHeight, desc: describe(el) };
+    return moved ? painted(out) : out;
   };
 
   const probe = (x, y) => {
@@ -693,7 +714,7 @@
     const el = byRef(ref);
     reveal(el);
     const c = centerOf(el);
-    return { x: c.x, y: c.y, desc: describe(el), sx: Math.round(scrollX), sy: Math.round(scrollY) };
+    return painted({ x: c.x, y: c.y, desc: describe(el), sx: Math.round(scrollX), sy: Math.round(scrollY) });
   };
 
   const viewport = () => {

@@ -161,6 +161,7 @@ func pages() http.Handler {
 	mux.HandleFunc("/noise", html(noisePage))
 	mux.HandleFunc("/many", html(manyButtons))
 	mux.HandleFunc("/colors", html(colorsPage))
+	reachPages(mux, html)
 	mux.HandleFunc("/api/data", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"ok":true}`)

@@ -153,10 +153,13 @@ func (c *call) renderTree(ctx context.Context, ts *tabState, f *frameRec, r *tre
 	return nil
 }
 
+// noteRoom is what read_page keeps of max_chars for its closing notes.
+const noteRoom = 250
+
 // add appends a line unless the budget is spent; then the read continues
-// from at next time.
+// from at next time. The first line always goes in, so every read moves on.
 func (r *treeRender) add(line, at string) bool {
-	if r.used+len(line)+1 > r.budget {
+	if r.used+len(line)+1 > r.budget && len(r.lines) > 0 {
 		r.stopped, r.next = true, at
 		return false
 	}
@@ -186,7 +189,7 @@ func runReadPage(ctx context.Context, c *call, in *readPageArgs) (*Result, error
 	}
 	c.observe(in.TabID, href)
 	head := fmt.Sprintf("%s\nviewport %dx%d, scroll %d,%d of %d\n", href, vp.W, vp.H, int(vp.SX), int(vp.SY), vp.PH)
-	r := &treeRender{filter: filter, depth: in.Depth, budget: limit - len(head)}
+	r := &treeRender{filter: filter, depth: in.Depth, budget: max(1, limit-len(head)-noteRoom)}
 
 	root, err := ts.frameOfRef(in.RefID)
 	if err != nil {

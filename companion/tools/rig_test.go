@@ -245,7 +245,7 @@ func only(evs []event, typ string) []event {
 	return out
 }
 
-var refRE = regexp.MustCompile(`\[(ref_\d+)\]`)
+var refRE = regexp.MustCompile(`\[(ref_(?:f\d+_)?\d+)\]`)
 
 // refFor finds the ref on the read_page line containing needle.
 func refFor(tb testing.TB, tree, needle string) string {
