@@ -274,7 +274,7 @@
 
   const isInteractive = (el, role) => {
     if (role && INTERACTIVE.has(role)) return true;
-    if (el.hasAttribute('onclick')) return true;
+    if (el.hasAttribute('onclick') || el.getAttribute('draggable') === 'true') return true;
     const ti = el.getAttribute('tabindex');
     if (ti !== null && +ti >= 0 && role !== 'dialog' && role !== 'main') return true;
     if (!role && (el.localName === 'div' || el.localName === 'span' || el.localName === 'li' || el.localName === 'img' || el.localName === 'svg')) {
@@ -375,6 +375,7 @@
     if (as === 'true') out.push('selected');
     if (el.getAttribute('aria-invalid') === 'true') out.push('invalid');
     if (el.disabled || el.getAttribute('aria-disabled') === 'true') out.push('disabled');
+    if (el.getAttribute('draggable') === 'true') out.push('draggable');
     return out.filter(Boolean);
   };
 

@@ -133,11 +133,11 @@ const render = () => {
   const last = ed.lastChild; const r = document.createRange(); r.selectNodeContents(last); r.collapse(false);
   const s = getSelection(); s.removeAllRanges(); s.addRange(r);
 };
-let all = false;
-document.addEventListener('selectionchange', () => { const s = getSelection(); all = s.rangeCount > 0 && s.toString().replace(/\u200b/g, '') === ed.innerText.replace(/\u200b/g, '').trim() && s.toString().length > 0; });
+const clean = (t) => t.replace(/\u200b/g, '').trim();
+const selectedAll = () => { const s = getSelection(); return s.rangeCount > 0 && clean(s.toString()) !== '' && clean(s.toString()) === clean(ed.innerText); };
 ed.addEventListener('beforeinput', (e) => {
   e.preventDefault();
-  if (all && (e.inputType.startsWith('insert') || e.inputType.startsWith('delete'))) { window.model = ['']; all = false; }
+  if (selectedAll() && (e.inputType.startsWith('insert') || e.inputType.startsWith('delete'))) { window.model = ['']; if (e.inputType.startsWith('delete')) { render(); return; } }
   if (e.inputType === 'insertText' || e.inputType === 'insertReplacementText') window.model[window.model.length - 1] += e.data;
   else if (e.inputType === 'insertParagraph') window.model.push('');
   else if (e.inputType === 'deleteContentBackward') { const i = window.model.length - 1; window.model[i] = window.model[i].slice(0, -1); }
