@@ -81,6 +81,42 @@
     return el || document.body || document.documentElement;
   };
 
+  // ---- frames of other origins: the adapter forwards input to them
+
+  const isFrame = (el) => !!el && (el.localName === 'iframe' || el.localName === 'frame');
+  /** A frame whose document this script cannot reach (another origin, a sandbox). */
+  const opaque = (el) => {
+    if (!isFrame(el)) return false;
+    try {
+      return !el.contentDocument;
+    } catch {
+      return true;
+    }
+  };
+  /** The frame's id for scripting.executeScript, or 0 if Firefox has none for it yet. */
+  const frameIdOf = (el) => {
+    try {
+      const id = browser.runtime.getFrameId(el);
+      return typeof id === 'number' && id > 0 ? id : 0;
+    } catch {
+      return 0;
+    }
+  };
+  /** Where the frame's content starts, in its own document's viewport. */
+  const contentOrigin = (fe) => {
+    const r = fe.getBoundingClientRect();
+    const cs = getComputedStyle(fe);
+    return { x: r.left + fe.clientLeft + (parseFloat(cs.paddingLeft) || 0), y: r.top + fe.clientTop + (parseFloat(cs.paddingTop) || 0) };
+  };
+  /** Input for the frame el shows, if this document cannot reach into it. */
+  const forwardTo = (el, x, y) => {
+    if (!opaque(el)) return null;
+    const frameId = frameIdOf(el);
+    if (!frameId) return null;
+    const o = contentOrigin(el);
+    return { frameId, x: x - o.x, y: y - o.y };
+  };
+
   const parentOf = (n) => n.parentNode || (n.host instanceof Element ? n.host : null) || (n.defaultView && n.defaultView.frameElement) || null;
 
   const ancestors = (el) => {
@@ -261,6 +297,13 @@
     const hit = deepTarget(plan.x, plan.y);
     const t = hit.el;
     const init = { ...plan.init, clientX: hit.x, clientY: hit.y };
+    const forward = forwardTo(t, hit.x, hit.y);
+    if (forward) {
+      // The pointer is over the frame element here; the frame's own
+      // document gets the event.
+      if (plan.kind === 'move' || plan.kind === 'wheel') hoverTo(t, { ...init, button: 0, detail: 0 });
+      return { target: t.localName, forward };
+    }
     switch (plan.kind) {
       case 'move': {
         hoverTo(t, init);
@@ -559,6 +602,8 @@
 
   const key = (plan) => {
     const el = deepActive();
+    const forward = forwardTo(el, 0, 0);
+    if (forward) return { target: el.localName, forward };
     let go = true;
     for (const ev of plan.events) {
       // A cancelled keydown cancels the keypress and the default action.
@@ -573,6 +618,8 @@
 
   const insertText = (text) => {
     const el = deepActive();
+    const forward = forwardTo(el, 0, 0);
+    if (forward) return { target: el.localName, forward };
     return { inserted: insert(el, text), target: el.localName };
   };
 
