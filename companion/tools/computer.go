@@ -393,11 +393,13 @@ func (c *call) drag(ctx context.Context, in *computerArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	from, err := c.point(ctx, ts, in.Ref, in.StartCoordinate, "left_click_drag")
-	if err != nil {
-		return nil, err
+	if in.TargetRef != "" {
+		// A target that is gone fails before any button goes down.
+		if _, err := ts.frameOfRef(in.TargetRef); err != nil {
+			return nil, err
+		}
 	}
-	to, err := c.point(ctx, ts, in.TargetRef, in.Coordinate, "left_click_drag")
+	from, err := c.point(ctx, ts, in.Ref, in.StartCoordinate, "left_click_drag")
 	if err != nil {
 		return nil, err
 	}
@@ -410,11 +412,10 @@ func (c *call) drag(ctx context.Context, in *computerArgs) (*Result, error) {
 	if engine == wire.EngineFirefox && in.Ref != "" {
 		// Firefox gives extensions no native drag and drop: an HTML5 drag
 		// is played with synthetic drag events in the page.
-		if res, done, err := c.syntheticDrag(ctx, ts, w, in, from, to); done || err != nil {
+		if res, done, err := c.syntheticDrag(ctx, ts, w, in); done || err != nil {
 			return res, err
 		}
 	}
-	html5 := false
 	if engine == wire.EngineChromium {
 		// A native HTML5 drag is handed to the engine instead of starting
 		// an OS drag loop, which synthetic input could not finish.
@@ -441,89 +442,127 @@ func (c *call) drag(ctx context.Context, in *computerArgs) (*Result, error) {
 	if err := c.mouse(ctx, in.TabID, "mousePressed", from.x, from.y, "left", 1, 1, mods); err != nil {
 		return nil, err
 	}
-	// Intermediate moves: pages track drags through mousemove, and many
-	// ignore a jump straight to the end.
-	const steps = 10
-	for i := 1; i <= steps; i++ {
-		f := float64(i) / steps
-		x, y := from.x+(to.x-from.x)*f, from.y+(to.y-from.y)*f
-		if err := c.mouse(ctx, in.TabID, "mouseMoved", x, y, "left", 1, 0, mods); err != nil {
-			return nil, err
+	to, html5, err := c.dragTo(ctx, ts, w, in, from, engine, mods)
+	if err != nil {
+		// Never leave the button held down.
+		if rerr := c.mouse(context.WithoutCancel(ctx), in.TabID, "mouseReleased", from.x, from.y, "left", 0, 1, mods); rerr != nil {
+			c.e.log.Debug("could not release the mouse", "tab", in.TabID, "err", rerr)
 		}
-		if i == 2 && engine == wire.EngineChromium {
-			// Browsers start a drag after a few px of movement; by now
-			// the page has said whether it began an HTML5 one.
-			var ds struct {
-				Started   bool `json:"started"`
-				Prevented bool `json:"prevented"`
-			}
-			if in.Ref != "" {
-				_, _, err = c.helperFor(ctx, ts, in.Ref, "dragState", &ds)
-			} else {
-				_, err = ts.helper(ctx, c.s.Label, "dragState", &ds)
-			}
-			if err != nil {
-				return nil, err
-			}
-			if html5 = ds.Started && !ds.Prevented; html5 {
-				break
-			}
-		}
-	}
-	if html5 {
-		if err := c.nativeDrop(ctx, w, in.TabID, to, mods); err != nil {
-			return nil, err
-		}
+		return nil, err
 	}
 	if err := c.mouse(ctx, in.TabID, "mouseReleased", to.x, to.y, "left", 0, 1, mods); err != nil {
 		return nil, err
 	}
-	return c.after(ctx, ts, w, in.TabID, []string{fmt.Sprintf("Dragged from %s to %s.", from.label, to.label)})
+	line := fmt.Sprintf("Dragged from %s to %s.", from.label, to.label)
+	if html5 {
+		line = fmt.Sprintf("Dragged from %s and dropped on %s.", from.label, to.label)
+	}
+	return c.after(ctx, ts, w, in.TabID, []string{line})
+}
+
+// dragSteps is how many moves carry a mouse drag to its end: pages track
+// drags through mousemove, and many ignore a jump straight to the end.
+const dragSteps = 10
+
+// dragTo moves a held mouse from from to the target. A few px of movement
+// start a drag; if the page began an HTML5 one (Chromium hands those over),
+// the target is brought into view and the drag dropped there. Otherwise
+// the mouse moves on to the target in steps.
+func (c *call) dragTo(ctx context.Context, ts *tabState, w *watcher, in *computerArgs, from target, engine wire.Engine, mods int) (target, bool, error) {
+	for _, d := range []float64{3, 6} {
+		if err := c.mouse(ctx, in.TabID, "mouseMoved", from.x+d, from.y+d, "left", 1, 0, mods); err != nil {
+			return target{}, false, err
+		}
+	}
+	if engine == wire.EngineChromium {
+		var ds struct {
+			Started   bool `json:"started"`
+			Prevented bool `json:"prevented"`
+		}
+		var err error
+		if in.Ref != "" {
+			_, _, err = c.helperFor(ctx, ts, in.Ref, "dragState", &ds)
+		} else {
+			_, err = ts.helper(ctx, c.s.Label, "dragState", &ds)
+		}
+		if err != nil {
+			return target{}, false, err
+		}
+		if ds.Started && !ds.Prevented {
+			data, err := c.interceptedDrag(ctx, w, in.TabID)
+			if err != nil {
+				return target{}, false, err
+			}
+			// The page may scroll now: the drag is the engine's to finish.
+			to, err := c.point(ctx, ts, in.TargetRef, in.Coordinate, "left_click_drag")
+			if err != nil {
+				return target{}, false, err
+			}
+			for _, typ := range []string{"dragEnter", "dragOver", "drop"} {
+				if err := c.cdp(ctx, in.TabID, "Input.dispatchDragEvent", map[string]any{"type": typ, "x": to.x, "y": to.y, "data": data, "modifiers": mods}, nil); err != nil {
+					return target{}, false, err
+				}
+			}
+			return to, true, nil
+		}
+	}
+	to, err := c.point(ctx, ts, in.TargetRef, in.Coordinate, "left_click_drag")
+	if err != nil {
+		return target{}, false, err
+	}
+	for i := 1; i <= dragSteps; i++ {
+		f := float64(i) / dragSteps
+		x, y := from.x+(to.x-from.x)*f, from.y+(to.y-from.y)*f
+		if err := c.mouse(ctx, in.TabID, "mouseMoved", x, y, "left", 1, 0, mods); err != nil {
+			return target{}, false, err
+		}
+	}
+	return to, false, nil
 }
 
 // dragWait bounds the wait for an intercepted drag once the page started it.
 const dragWait = 5 * time.Second
 
-// nativeDrop finishes an HTML5 drag Chromium handed over: its data is
-// dragged over the target and dropped there.
-func (c *call) nativeDrop(ctx context.Context, w *watcher, tabID int, to target, mods int) error {
+// interceptedDrag waits for the drag the page started, which Chromium
+// hands over instead of running it, and returns its data.
+func (c *call) interceptedDrag(ctx context.Context, w *watcher, tabID int) (json.RawMessage, error) {
 	wctx, cancel := context.WithTimeout(ctx, dragWait)
 	defer cancel()
-	var data json.RawMessage
-	for data == nil {
+	for {
 		ev, err := w.next(wctx)
 		if err != nil {
-			return wire.Errorf(wire.CodeTimeout, "the page started a drag, but the browser did not hand it over within %s", dragWait)
+			return nil, wire.Errorf(wire.CodeTimeout, "the page started a drag, but the browser did not hand it over within %s", dragWait)
 		}
 		if ev.Kind == hub.TabClosed || ev.Kind == hub.TabGone {
-			return wire.Errorf(wire.CodeNoSuchTab, "tab %d closed", tabID)
+			return nil, wire.Errorf(wire.CodeNoSuchTab, "tab %d closed", tabID)
 		}
 		if ev.Method == "Input.dragIntercepted" {
 			var p struct {
 				Data json.RawMessage `json:"data"`
 			}
 			if err := json.Unmarshal(ev.Params, &p); err != nil || len(p.Data) == 0 {
-				return wire.Errorf(wire.CodeInternal, "the browser handed over a drag without data")
+				return nil, wire.Errorf(wire.CodeInternal, "the browser handed over a drag without data")
 			}
-			data = p.Data
+			return p.Data, nil
 		}
 	}
-	for _, typ := range []string{"dragEnter", "dragOver", "drop"} {
-		if err := c.cdp(ctx, tabID, "Input.dispatchDragEvent", map[string]any{"type": typ, "x": to.x, "y": to.y, "data": data, "modifiers": mods}, nil); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // syntheticDrag plays an HTML5 drag and drop from the ref in the page.
 // done is false when the source is not HTML5-draggable: the mouse drags it.
-func (c *call) syntheticDrag(ctx context.Context, ts *tabState, w *watcher, in *computerArgs, from, to target) (*Result, bool, error) {
+func (c *call) syntheticDrag(ctx context.Context, ts *tabState, w *watcher, in *computerArgs) (*Result, bool, error) {
 	src, err := ts.frameOfRef(in.Ref)
 	if err != nil {
 		return nil, false, err
 	}
-	dst, x, y := "", to.x, to.y
+	dst, x, y, label := "", 0.0, 0.0, ""
+	if in.TargetRef == "" && src == nil {
+		to, err := c.point(ctx, ts, "", in.Coordinate, "left_click_drag")
+		if err != nil {
+			return nil, false, err
+		}
+		x, y, label = to.x, to.y, to.label
+	}
 	if in.TargetRef != "" {
 		tf, err := ts.frameOfRef(in.TargetRef)
 		if err != nil {
@@ -565,14 +604,17 @@ func (c *call) syntheticDrag(ctx context.Context, ts *tabState, w *watcher, in *
 	if !r.HTML5 {
 		return nil, false, nil
 	}
+	if in.TargetRef != "" {
+		label = fmt.Sprintf("%s [%s]", r.Dst, in.TargetRef)
+	}
 	var line string
 	switch {
 	case !r.Started:
 		line = fmt.Sprintf("The page refused to start dragging %s [%s].", r.Src, in.Ref)
 	case !r.Allowed:
-		line = fmt.Sprintf("Dragged %s [%s] to %s, which does not accept drops there.", r.Src, in.Ref, to.label)
+		line = fmt.Sprintf("Dragged %s [%s] to %s, which does not accept drops there.", r.Src, in.Ref, label)
 	default:
-		line = fmt.Sprintf("Dragged %s [%s] and dropped it on %s.", r.Src, in.Ref, to.label)
+		line = fmt.Sprintf("Dragged %s [%s] and dropped it on %s.", r.Src, in.Ref, label)
 		if !r.Dropped {
 			line += " The page did not handle the drop."
 		}

@@ -305,6 +305,25 @@
     return clean(s);
   };
 
+  // contentText is an element's rendered text; innerText leaves out what
+  // slots and shadow roots show, so those are read node by node.
+  const flatText = (n, depth) => {
+    if (n.nodeType === 3) return n.data;
+    if (n.nodeType !== 1 || depth > 32 || SKIP.has(n.localName)) return '';
+    let list = n.childNodes;
+    if (n.localName === 'slot') {
+      const a = n.assignedNodes ? n.assignedNodes({ flatten: true }) : [];
+      if (a.length) list = a;
+    } else if (shadowOf(n)) list = shadowOf(n).childNodes;
+    let s = '';
+    for (const c of list) s += ' ' + flatText(c, depth + 1);
+    return s;
+  };
+  const contentText = (el) => {
+    if (shadowOf(el) || el.querySelector('slot')) return flatText(el, 0);
+    return el.innerText !== undefined ? el.innerText : el.textContent;
+  };
+
   const nameOf = (el, role, inter) => {
     let n = '';
     const lb = el.getAttribute('aria-labelledby');
@@ -323,7 +342,7 @@
       else if (tag === 'table') { const c = el.querySelector(':scope > caption'); if (c) n = clean(c.textContent); }
       else if (isFrame(el)) n = clean(el.getAttribute('title')) || clean(el.getAttribute('name'));
     }
-    if (!n && (role ? NAME_FROM_CONTENT.has(role) : inter)) n = clean(el.innerText !== undefined ? el.innerText : el.textContent);
+    if (!n && (role ? NAME_FROM_CONTENT.has(role) : inter)) n = clean(contentText(el));
     if (!n) n = clean(el.getAttribute('title'));
     if (!n && (role === 'textbox' || role === 'searchbox' || role === 'combobox' || role === 'spinbutton')) n = clean(el.getAttribute('placeholder'));
     return clip(n, 70);
@@ -522,7 +541,7 @@
         if (role && role === t) { matched++; score += 1; }
       }
       if (!matched) return;
-      const ln = name.toLowerCase();
+      const ln = (name || directText(el)).toLowerCase();
       if (ln === qn) score += 6;
       else if (ln && ln.includes(qn)) score += 3;
       if (inter) score += 1;

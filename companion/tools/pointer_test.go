@@ -39,6 +39,15 @@ func TestDragAndDropByRef(t *testing.T) {
 		t.Fatalf("a mouse drag dropped: %+v", drops)
 	}
 
+	// A target two screens below: the drag starts where the card is, and
+	// the page scrolls to the column while the drag is held.
+	far := r.newTab(s, "/dnd?far")
+	ftree := r.ok(s, "read_page", map[string]any{"tabId": far})
+	r.ok(s, "computer", map[string]any{"action": "left_click_drag", "tabId": far, "ref": lineRef(t, ftree, `"Call Ada"`), "target_ref": lineRef(t, ftree, `region "Done"`)})
+	if drops := only(r.log(s, far), "drop"); len(drops) != 1 || drops[0].ID != "c2" || drops[0].Value != "done" {
+		t.Fatalf("drops on the far column: %+v", drops)
+	}
+
 	r.fails(s, "computer", map[string]any{"action": "left_click_drag", "tabId": tab, "ref": lineRef(t, tree, `"Call Ada"`)}, wire.CodeBadParams)
 	r.fails(s, "computer", map[string]any{"action": "left_click_drag", "tabId": tab, "target_ref": lineRef(t, tree, `region "Done"`)}, wire.CodeBadParams)
 }

@@ -93,6 +93,7 @@ body{margin:0;font:16px sans-serif} .col{display:inline-block;vertical-align:top
 <section class="col" id="done" aria-label="Done"><h2>Done</h2></section>
 <div id="slider" aria-label="Volume"><div id="knob" role="slider" aria-label="Volume knob" tabindex="0"></div></div>
 <script>
+if (location.search.includes('far')) document.getElementById('done').style.cssText = 'display:block;margin-top:2200px';
 for (const col of document.querySelectorAll('.col')) {
   col.addEventListener('dragover', (e) => { e.preventDefault(); e.dataTransfer.dropEffect = 'move'; });
   col.addEventListener('drop', (e) => {
