@@ -84,7 +84,9 @@ func (s *Server) OtherURL(p string) string { return s.other.URL + p }
 func (s *Server) CrossSiteURL(p string) string { return s.CrossSiteOrigin() + p }
 
 // CrossSiteOrigin is the origin of CrossSiteURL.
-func (s *Server) CrossSiteOrigin() string { return strings.Replace(s.other.URL, "127.0.0.1", "localhost", 1) }
+func (s *Server) CrossSiteOrigin() string {
+	return strings.Replace(s.other.URL, "127.0.0.1", "localhost", 1)
+}
 
 // Origin and OtherOrigin are the two origins.
 func (s *Server) Origin() string      { return s.main.URL }
