@@ -79,7 +79,7 @@ func TestReadPageContinuesWhereItStopped(t *testing.T) {
 			t.Fatalf("%d pieces gave %d lines; one read gives %d", pieces, len(got), len(want))
 		}
 		// Row 873's Open button, read in a later piece, is clickable.
-		ref := lineRef(t, strings.Join(got, "\n"), `button "Open order 873"`)
+		ref := refFor(t, strings.Join(got, "\n"), `button "Open order 873"`)
 		r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": ref})
 		if clicks := only(r.log(s, tab), "click"); len(clicks) != 1 || clicks[0].ID != "open873" {
 			t.Fatalf("clicks: %+v", clicks)
@@ -130,7 +130,7 @@ func TestReadPageContinuesWhereItStopped(t *testing.T) {
 	t.Run("a from_ref outside ref_id", func(t *testing.T) {
 		tab := r.newTab(s, "/form")
 		tree := r.ok(s, "read_page", map[string]any{"tabId": tab})
-		out := r.ok(s, "read_page", map[string]any{"tabId": tab, "from_ref": lineRef(t, tree, `textbox "Notes"`)})
+		out := r.ok(s, "read_page", map[string]any{"tabId": tab, "from_ref": refFor(t, tree, `textbox "Notes"`)})
 		if strings.Contains(out, "Sign up") || !strings.Contains(out, `button "Create account"`) {
 			t.Fatalf("from_ref did not start at Notes:\n%s", out)
 		}
@@ -152,7 +152,7 @@ func TestFrameLimits(t *testing.T) {
 		t.Fatalf("no note of the frames left unread:\n%s", out)
 	}
 	// The frames left out are read by ref_id.
-	last := lineRef(t, out, fmt.Sprintf(`iframe "Frame %d"`, n))
+	last := refFor(t, out, fmt.Sprintf(`iframe "Frame %d"`, n))
 	if sub := r.ok(s, "read_page", map[string]any{"tabId": tab, "ref_id": last}); !strings.Contains(sub, fmt.Sprintf("Inside frame %d", n)) {
 		t.Fatalf("ref_id of the last frame:\n%s", sub)
 	}

@@ -435,24 +435,6 @@ func (c *call) frameIDOf(ctx context.Context, ts *tabState, session string, worl
 	return node.Node.FrameID, nil
 }
 
-// cdpIn is cdp on a session of the tab ("" = its own).
-func (c *call) cdpIn(ctx context.Context, tabID int, session, method string, params any, out any) error {
-	if session == "" {
-		return c.cdp(ctx, tabID, method, params, out)
-	}
-	raw, err := c.e.hub.CDP(ctx, tabID, method, params, session, c.s.Label)
-	if err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return wire.Errorf(wire.CodeInternal, "%s returned a malformed result: %v", method, err)
-	}
-	return nil
-}
-
 // helperFor runs fn in the world of the frame ref lives in, with ref as its
 // first argument.
 func (c *call) helperFor(ctx context.Context, ts *tabState, ref, fn string, out any, args ...any) (*frameRec, string, error) {

@@ -51,22 +51,6 @@ func jsQuote(s string) string {
 	return string(b)
 }
 
-var anyRefRE = regexp.MustCompile(`ref_(?:f\d+_)?\d+`)
-
-// lineRef returns the ref on the first line of text containing needle.
-func lineRef(tb testing.TB, text, needle string) string {
-	tb.Helper()
-	for _, l := range strings.Split(text, "\n") {
-		if strings.Contains(l, needle) {
-			if m := anyRefRE.FindString(l); m != "" {
-				return m
-			}
-		}
-	}
-	tb.Fatalf("no ref for %q in:\n%s", needle, text)
-	return ""
-}
-
 func framesURL(r *rig) string {
 	site := strings.Replace(r.alt, "127.0.0.1", "localhost", 1)
 	return "/frames/top?alt=" + r.alt + "&site=" + site
@@ -102,7 +86,7 @@ func TestFramesAndShadowDOM(t *testing.T) {
 		{`button "Sandboxed button"`, `^ref_f\d+_\d+$`},
 		{`button "Leaf button"`, `^ref_f\d+_\d+$`},
 	} {
-		if ref := lineRef(t, tree, c.line); !regexp.MustCompile(c.ref).MatchString(ref) {
+		if ref := refFor(t, tree, c.line); !regexp.MustCompile(c.ref).MatchString(ref) {
 			t.Errorf("%s has ref %s, want %s", c.line, ref, c.ref)
 		}
 	}
@@ -131,7 +115,7 @@ func TestFramesAndShadowDOM(t *testing.T) {
 	t.Run("refs stay stable", func(t *testing.T) {
 		again := r.ok(s, "read_page", map[string]any{"tabId": tab})
 		for _, l := range []string{`heading "Child alt"`, `button "site button"`, `button "Shadow go"`, `button "Leaf button"`} {
-			if a, b := lineRef(t, tree, l), lineRef(t, again, l); a != b {
+			if a, b := refFor(t, tree, l), refFor(t, again, l); a != b {
 				t.Errorf("%s: %s, then %s", l, a, b)
 			}
 		}
@@ -146,7 +130,7 @@ func TestFramesAndShadowDOM(t *testing.T) {
 			{`button "Leaf button"`, "leaf"},
 			{`button "Shadow go"`, "shadow"},
 		} {
-			out := r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": lineRef(t, tree, c.line)})
+			out := r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": refFor(t, tree, c.line)})
 			if strings.Contains(out, "covers") {
 				t.Errorf("%s: %s", c.line, out)
 			}
@@ -157,16 +141,16 @@ func TestFramesAndShadowDOM(t *testing.T) {
 	})
 
 	t.Run("form_input in frames and shadow roots", func(t *testing.T) {
-		r.ok(s, "form_input", map[string]any{"tabId": tab, "ref": lineRef(t, tree, `textbox "alt field"`), "value": "from the top"})
+		r.ok(s, "form_input", map[string]any{"tabId": tab, "ref": refFor(t, tree, `textbox "alt field"`), "value": "from the top"})
 		if e := r.waitFrameLog(s, tab, "change", "alt"); e.V != "from the top" {
 			t.Fatalf("alt frame got %+v", e)
 		}
-		r.ok(s, "form_input", map[string]any{"tabId": tab, "ref": lineRef(t, tree, `textbox "site field"`), "value": "out of process"})
+		r.ok(s, "form_input", map[string]any{"tabId": tab, "ref": refFor(t, tree, `textbox "site field"`), "value": "out of process"})
 		if e := r.waitFrameLog(s, tab, "change", "site"); e.V != "out of process" {
 			t.Fatalf("site frame got %+v", e)
 		}
-		r.ok(s, "form_input", map[string]any{"tabId": tab, "ref": lineRef(t, tree, `textbox "Shadow email"`), "value": "ada@example.test"})
-		r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": lineRef(t, tree, `button "Shadow go"`)})
+		r.ok(s, "form_input", map[string]any{"tabId": tab, "ref": refFor(t, tree, `textbox "Shadow email"`), "value": "ada@example.test"})
+		r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": refFor(t, tree, `button "Shadow go"`)})
 		var v string
 		r.js(s, tab, "window.__log.filter((e) => e.name === 'shadow').pop().v", &v)
 		if v != "ada@example.test" {
@@ -175,7 +159,7 @@ func TestFramesAndShadowDOM(t *testing.T) {
 	})
 
 	t.Run("find looks into frames with their offsets", func(t *testing.T) {
-		r.ok(s, "computer", map[string]any{"action": "scroll_to", "tabId": tab, "ref": lineRef(t, tree, `button "site button"`)})
+		r.ok(s, "computer", map[string]any{"action": "scroll_to", "tabId": tab, "ref": refFor(t, tree, `button "site button"`)})
 		found := r.ok(s, "find", map[string]any{"tabId": tab, "query": "site button"})
 		m := regexp.MustCompile(`(ref_f\d+_\d+) button "site button" at \((\d+), (\d+)\)\n?`).FindStringSubmatch(found)
 		if m == nil || strings.Contains(m[0], "off screen") {
@@ -204,7 +188,7 @@ func TestFramesAndShadowDOM(t *testing.T) {
 	})
 
 	t.Run("element screenshot in an out-of-process frame", func(t *testing.T) {
-		res := r.call(s, "computer", map[string]any{"action": "screenshot", "tabId": tab, "ref": lineRef(t, tree, `heading "Child site"`)})
+		res := r.call(s, "computer", map[string]any{"action": "screenshot", "tabId": tab, "ref": refFor(t, tree, `heading "Child site"`)})
 		if res.IsError || len(res.Content) != 2 {
 			t.Fatalf("element screenshot: %s", text(res))
 		}
@@ -219,7 +203,7 @@ func TestFramesAndShadowDOM(t *testing.T) {
 		if !strings.Contains(msg, "never issued") {
 			t.Errorf("unknown frame: %s", msg)
 		}
-		altRef := lineRef(t, tree, `heading "Child alt"`)
+		altRef := refFor(t, tree, `heading "Child alt"`)
 		fkey := regexp.MustCompile(`^ref_(f\d+)_`).FindStringSubmatch(altRef)[1]
 		msg = r.fails(s, "computer", map[string]any{"action": "scroll_to", "tabId": tab, "ref": "ref_" + fkey + "_99999"}, wire.CodeBadParams)
 		if !strings.Contains(msg, "never issued") {
@@ -237,7 +221,7 @@ func TestFramesAndShadowDOM(t *testing.T) {
 		}
 		// The iframe is removed: every ref of its frame is stale.
 		r.ok(s, "javascript_tool", map[string]any{"tabId": tab, "text": "document.getElementById('sandboxed').remove(); 0"})
-		msg = r.fails(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": lineRef(t, tree, `button "Sandboxed button"`)}, wire.CodeBadParams)
+		msg = r.fails(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": refFor(t, tree, `button "Sandboxed button"`)}, wire.CodeBadParams)
 		if !strings.Contains(msg, "stale") {
 			t.Errorf("a ref of a removed frame: %s", msg)
 		}

@@ -17,7 +17,7 @@ func TestDragAndDropByRef(t *testing.T) {
 	tree := r.ok(s, "read_page", map[string]any{"tabId": tab})
 
 	// An HTML5 drag: Chromium hands it over and the engine drops it.
-	out := r.ok(s, "computer", map[string]any{"action": "left_click_drag", "tabId": tab, "ref": lineRef(t, tree, `"Write report"`), "target_ref": lineRef(t, tree, `region "Done"`)})
+	out := r.ok(s, "computer", map[string]any{"action": "left_click_drag", "tabId": tab, "ref": refFor(t, tree, `"Write report"`), "target_ref": refFor(t, tree, `region "Done"`)})
 	drops := only(r.log(s, tab), "drop")
 	if len(drops) != 1 || drops[0].ID != "c1" || drops[0].Value != "done" {
 		t.Fatalf("drops %+v after: %s", drops, out)
@@ -30,7 +30,7 @@ func TestDragAndDropByRef(t *testing.T) {
 
 	// A pointer-driven slider has no HTML5 drag: the mouse moves it.
 	r.clearLog(s, tab)
-	r.ok(s, "computer", map[string]any{"action": "left_click_drag", "tabId": tab, "ref": lineRef(t, tree, `slider "Volume knob"`), "coordinate": []int{300, 435}})
+	r.ok(s, "computer", map[string]any{"action": "left_click_drag", "tabId": tab, "ref": refFor(t, tree, `slider "Volume knob"`), "coordinate": []int{300, 435}})
 	slid := only(r.log(s, tab), "slid")
 	if len(slid) != 1 || slid[0].X < 200 {
 		t.Fatalf("slider moves: %+v", slid)
@@ -43,13 +43,13 @@ func TestDragAndDropByRef(t *testing.T) {
 	// the page scrolls to the column while the drag is held.
 	far := r.newTab(s, "/dnd?far")
 	ftree := r.ok(s, "read_page", map[string]any{"tabId": far})
-	r.ok(s, "computer", map[string]any{"action": "left_click_drag", "tabId": far, "ref": lineRef(t, ftree, `"Call Ada"`), "target_ref": lineRef(t, ftree, `region "Done"`)})
+	r.ok(s, "computer", map[string]any{"action": "left_click_drag", "tabId": far, "ref": refFor(t, ftree, `"Call Ada"`), "target_ref": refFor(t, ftree, `region "Done"`)})
 	if drops := only(r.log(s, far), "drop"); len(drops) != 1 || drops[0].ID != "c2" || drops[0].Value != "done" {
 		t.Fatalf("drops on the far column: %+v", drops)
 	}
 
-	r.fails(s, "computer", map[string]any{"action": "left_click_drag", "tabId": tab, "ref": lineRef(t, tree, `"Call Ada"`)}, wire.CodeBadParams)
-	r.fails(s, "computer", map[string]any{"action": "left_click_drag", "tabId": tab, "target_ref": lineRef(t, tree, `region "Done"`)}, wire.CodeBadParams)
+	r.fails(s, "computer", map[string]any{"action": "left_click_drag", "tabId": tab, "ref": refFor(t, tree, `"Call Ada"`)}, wire.CodeBadParams)
+	r.fails(s, "computer", map[string]any{"action": "left_click_drag", "tabId": tab, "target_ref": refFor(t, tree, `region "Done"`)}, wire.CodeBadParams)
 }
 
 func TestHoverRevealsACSSMenu(t *testing.T) {
@@ -59,10 +59,10 @@ func TestHoverRevealsACSSMenu(t *testing.T) {
 	if found := r.ok(s, "find", map[string]any{"tabId": tab, "query": "Settings link"}); strings.Contains(found, `link "Settings"`) {
 		t.Fatalf("the menu shows before any hover:\n%s", found)
 	}
-	acct := lineRef(t, r.ok(s, "find", map[string]any{"tabId": tab, "query": "Account"}), `"Account`)
+	acct := refFor(t, r.ok(s, "find", map[string]any{"tabId": tab, "query": "Account"}), `"Account`)
 	r.ok(s, "computer", map[string]any{"action": "hover", "tabId": tab, "ref": acct})
 	found := r.ok(s, "find", map[string]any{"tabId": tab, "query": "Settings link"})
-	r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": lineRef(t, found, `link "Settings"`)})
+	r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": refFor(t, found, `link "Settings"`)})
 	if m := only(r.log(s, tab), "menu"); len(m) != 1 || m[0].Value != "settings" {
 		t.Fatalf("menu clicks: %+v", m)
 	}
@@ -72,7 +72,7 @@ func TestTypingKeepsTheEditorsOwnHandling(t *testing.T) {
 	r := newRig(t)
 	s := r.e.NewSession("agent:editor", "editor")
 	tab := r.newTab(s, "/editor")
-	ed := lineRef(t, r.ok(s, "read_page", map[string]any{"tabId": tab}), `textbox "Note editor"`)
+	ed := refFor(t, r.ok(s, "read_page", map[string]any{"tabId": tab}), `textbox "Note editor"`)
 	model := func() string {
 		var m []string
 		r.js(s, tab, "window.model", &m)
@@ -99,7 +99,7 @@ func TestKeyChords(t *testing.T) {
 	s := r.e.NewSession("agent:keys", "keys")
 	tab := r.newTab(s, "/keys")
 	tree := r.ok(s, "read_page", map[string]any{"tabId": tab})
-	r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": lineRef(t, tree, `textbox "Third"`)})
+	r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": refFor(t, tree, `textbox "Third"`)})
 	active := func() string {
 		var id string
 		r.js(s, tab, "document.activeElement.id", &id)
@@ -136,7 +136,7 @@ func TestSelectByVisibleText(t *testing.T) {
 	s := r.e.NewSession("agent:selects", "selects")
 	tab := r.newTab(s, "/multi")
 	tree := r.ok(s, "read_page", map[string]any{"tabId": tab})
-	tops, size := lineRef(t, tree, `listbox "Toppings"`), lineRef(t, tree, `combobox "Size"`)
+	tops, size := refFor(t, tree, `listbox "Toppings"`), refFor(t, tree, `combobox "Size"`)
 	selected := func() string {
 		var v []string
 		r.js(s, tab, "[...document.getElementById('top').selectedOptions].map((o) => o.value)", &v)
@@ -212,7 +212,7 @@ func TestFullPageAndElementScreenshots(t *testing.T) {
 	t.Run("element", func(t *testing.T) {
 		tab := r.newTab(s, "/colors")
 		r.ok(s, "javascript_tool", map[string]any{"tabId": tab, "text": "document.getElementById('red').setAttribute('role', 'img'); document.getElementById('red').setAttribute('aria-label', 'Red box'); 0"})
-		ref := lineRef(t, r.ok(s, "find", map[string]any{"tabId": tab, "query": "Red box"}), `img "Red box"`)
+		ref := refFor(t, r.ok(s, "find", map[string]any{"tabId": tab, "query": "Red box"}), `img "Red box"`)
 		res := r.call(s, "computer", map[string]any{"action": "screenshot", "tabId": tab, "ref": ref})
 		if res.IsError || len(res.Content) != 2 {
 			t.Fatalf("element: %s", text(res))
