@@ -89,7 +89,10 @@ type treeRender struct {
 	walk    bool   // the cut came from the walk limit, not max_chars
 	entered int    // frames read
 	skipped int    // frames left unread (limits)
-	first   *treeReply
+	// head is the answer's first lines, made from the first reply of the
+	// main frame; budget is set once it is known.
+	head  string
+	limit int
 }
 
 func (r *treeRender) cut() bool { return r.stopped }
@@ -98,13 +101,19 @@ func (r *treeRender) cut() bool { return r.stopped }
 // in the frames its helper could not enter, depth first, in page order.
 func (c *call) renderTree(ctx context.Context, ts *tabState, f *frameRec, r *treeRender, opts map[string]any, nest int) error {
 	opts["filter"], opts["depth"] = r.filter, r.depth
-	opts["budget"] = max(1, r.budget-r.used)
+	if r.head == "" {
+		opts["budget"] = max(1, r.limit-noteRoom)
+	} else {
+		opts["budget"] = max(1, r.budget-r.used)
+	}
 	var tr treeReply
-	if _, err := ts.callIn(ctx, c.s.Label, f, "tree", &tr, true, opts); err != nil {
+	href, err := ts.callIn(ctx, c.s.Label, f, "tree", &tr, true, opts)
+	if err != nil {
 		return err
 	}
-	if r.first == nil {
-		r.first = &tr
+	if r.head == "" {
+		// Only the main frame's reply describes the tab.
+		r.setHead(href, viewportInfo{W: tr.VW, H: tr.VH, SX: float64(tr.SX), SY: float64(tr.SY), PH: tr.PH})
 	}
 	fi := 0
 	for i := 0; i <= len(tr.Lines); i++ {
@@ -156,6 +165,13 @@ func (c *call) renderTree(ctx context.Context, ts *tabState, f *frameRec, r *tre
 // noteRoom is what read_page keeps of max_chars for its closing notes.
 const noteRoom = 250
 
+// setHead writes the answer's first lines, the tab's URL and viewport, and
+// sets the budget for the lines that follow.
+func (r *treeRender) setHead(href string, vp viewportInfo) {
+	r.head = fmt.Sprintf("%s\nviewport %dx%d, scroll %d,%d of %d\n", href, vp.W, vp.H, int(vp.SX), int(vp.SY), vp.PH)
+	r.budget = max(1, r.limit-len(r.head)-noteRoom)
+}
+
 // add appends a line unless the budget is spent; then the read continues
 // from at next time. The first line always goes in, so every read moves on.
 func (r *treeRender) add(line, at string) bool {
@@ -181,19 +197,27 @@ func runReadPage(ctx context.Context, c *call, in *readPageArgs) (*Result, error
 	if limit <= 0 {
 		limit = defaultMaxChars
 	}
-	// The tab's URL and viewport head the answer.
-	var vp viewportInfo
-	href, err := ts.helper(ctx, c.s.Label, "viewport", &vp)
-	if err != nil {
-		return nil, err
-	}
-	c.observe(in.TabID, href)
-	head := fmt.Sprintf("%s\nviewport %dx%d, scroll %d,%d of %d\n", href, vp.W, vp.H, int(vp.SX), int(vp.SY), vp.PH)
-	r := &treeRender{filter: filter, depth: in.Depth, budget: max(1, limit-len(head)-noteRoom)}
-
+	r := &treeRender{filter: filter, depth: in.Depth, limit: limit}
 	root, err := ts.frameOfRef(in.RefID)
 	if err != nil {
 		return nil, err
+	}
+	start := root
+	if in.FromRef != "" {
+		if start, err = ts.frameOfRef(in.FromRef); err != nil {
+			return nil, err
+		}
+	}
+	if start != nil {
+		// The read starts in a frame: the tab's URL and viewport come from
+		// the main frame first.
+		var vp viewportInfo
+		href, err := ts.helper(ctx, c.s.Label, "viewport", &vp)
+		if err != nil {
+			return nil, err
+		}
+		vp.PH = max(vp.PH, vp.H)
+		r.setHead(href, vp)
 	}
 	if in.FromRef == "" {
 		opts := map[string]any{}
@@ -207,8 +231,9 @@ func runReadPage(ctx context.Context, c *call, in *readPageArgs) (*Result, error
 		return nil, err
 	}
 
+	c.observe(in.TabID, strings.SplitN(r.head, "\n", 2)[0])
 	var b strings.Builder
-	b.WriteString(head)
+	b.WriteString(r.head)
 	for _, l := range r.lines {
 		b.WriteString(l)
 		b.WriteByte('\n')

@@ -475,8 +475,9 @@ func (ts *tabState) callIn(ctx context.Context, agent string, f *frameRec, fn st
 			"userGesture":         true,
 		}, session, agent)
 		if err != nil {
-			if retry && attempt == 0 && contextGone(err) {
-				// The document changed under us; make a world in the new one.
+			if retry && attempt == 0 && (contextGone(err) || f != nil && frameGone(err)) {
+				// The document changed under us (or the frame's session
+				// did); make a world in the new one.
 				drop()
 				continue
 			}
