@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"image/jpeg"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -16,6 +18,14 @@ import (
 func reachSuite(t *testing.T, r *harness.Reins, transport string) {
 	pages := taskpages.Start()
 	t.Cleanup(pages.Close)
+	pages.Handle("GET /reach/closed", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, `<!doctype html><title>Closed</title><h1>Closed shadow root</h1><div id="host"></div><script>
+			const root = document.getElementById('host').attachShadow({mode: 'closed'});
+			root.innerHTML = '<button>Closed button</button>';
+			root.querySelector('button').addEventListener('click', () => { document.title = 'clicked'; });
+		</script>`)
+	})
 	cs := mcpSession(t, r, "reach-"+transport)
 	a := &taskAgent{t: t, cs: cs, pages: pages, transport: transport}
 	a.open(pages.URL("/task/far"))
@@ -50,8 +60,26 @@ func reachSuite(t *testing.T, r *harness.Reins, transport string) {
 			t.Fatalf("a %d×%d screenshot of a button", img.Width, img.Height)
 		}
 	})
+	t.Run("closed shadow roots", func(t *testing.T) {
+		a.t = t
+		a.on("navigate", map[string]any{"url": pages.URL("/reach/closed")})
+		tree := a.on("read_page", nil).text
+		if transport != "firefox" {
+			// Chromium keeps a closed shadow root from every script,
+			// the isolated world's too.
+			if strings.Contains(tree, "Closed button") {
+				t.Fatalf("a closed shadow root was read:\n%s", tree)
+			}
+			return
+		}
+		a.click(refFor(t, tree, `button "Closed button"`))
+		if ctx := a.on("tabs_context_mcp", nil).text; !strings.Contains(ctx, `"title": "clicked"`) {
+			t.Fatalf("the button in the closed shadow root was not clicked:\n%s", ctx)
+		}
+	})
 	t.Run("refs never issued and stale", func(t *testing.T) {
 		a.t = t
+		a.on("navigate", map[string]any{"url": pages.URL("/task/far")})
 		out := a.call("form_input", map[string]any{"tabId": a.tab, "ref": "ref_987654", "value": "x"})
 		if !out.isErr || !strings.Contains(out.text, "bad_params") || !strings.Contains(out.text, "never issued") {
 			t.Fatalf("a ref never issued: %+v", out)

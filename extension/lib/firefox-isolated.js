@@ -17,14 +17,18 @@
 
   // ---- targets
 
-  /** The element at a viewport point, looking into open shadow roots and same-origin frames. */
+  // Content scripts see closed shadow roots too.
+  const shadowOf = (el) => el.openOrClosedShadowRoot || el.shadowRoot || null;
+
+  /** The element at a viewport point, looking into shadow roots and same-origin frames. */
   const deepTarget = (x, y) => {
     let el = document.elementFromPoint(x, y);
     let ox = 0;
     let oy = 0;
     for (let i = 0; el && i < 32; i++) {
-      if (el.shadowRoot) {
-        const inner = el.shadowRoot.elementFromPoint(x - ox, y - oy);
+      const sr = shadowOf(el);
+      if (sr) {
+        const inner = sr.elementFromPoint(x - ox, y - oy);
         if (inner && inner !== el) {
           el = inner;
           continue;
@@ -60,8 +64,9 @@
   const deepActive = () => {
     let el = document.activeElement;
     for (let i = 0; el && i < 32; i++) {
-      if (el.shadowRoot && el.shadowRoot.activeElement) {
-        el = el.shadowRoot.activeElement;
+      const sr = shadowOf(el);
+      if (sr && sr.activeElement) {
+        el = sr.activeElement;
         continue;
       }
       if (el.localName === 'iframe' || el.localName === 'frame') {
