@@ -213,7 +213,7 @@ func mustTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 	return out
 }
 
-var refRE = regexp.MustCompile(`ref_\d+`)
+var refRE = regexp.MustCompile(`ref_(?:f\d+_)?\d+`)
 
 // refFor finds the ref of the line of a find/read_page answer mentioning what.
 func refFor(t testing.TB, text, what string) string {

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -16,7 +18,9 @@ type computerArgs struct {
 	Action          string    `json:"action" jsonschema:"what to do: screenshot, left_click, right_click, double_click, triple_click, hover, type, key, scroll, scroll_to, wait, left_click_drag or zoom"`
 	TabID           int       `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
 	Coordinate      []float64 `json:"coordinate,omitempty" jsonschema:"[x, y] in screenshot pixels: where to click, hover or scroll, or where a drag ends"`
-	Ref             string    `json:"ref,omitempty" jsonschema:"element ref from read_page or find (ref_12): click, hover or scroll_to that element instead of a coordinate"`
+	Ref             string    `json:"ref,omitempty" jsonschema:"element ref from read_page or find (ref_12): act on that element instead of a coordinate; screenshot captures just it; left_click_drag starts there"`
+	TargetRef       string    `json:"target_ref,omitempty" jsonschema:"for left_click_drag: ref of the element to drop on"`
+	FullPage        bool      `json:"fullPage,omitempty" jsonschema:"for screenshot: the whole page, not just the viewport"`
 	Text            string    `json:"text,omitempty" jsonschema:"for type: the text to type; for key: keys in xdotool style, space separated (\"ctrl+a Delete\", \"Return\")"`
 	ScrollDirection string    `json:"scroll_direction,omitempty" jsonschema:"for scroll: up, down, left or right"`
 	ScrollAmount    int       `json:"scroll_amount,omitempty" jsonschema:"for scroll: wheel ticks (default 3)"`
@@ -34,8 +38,8 @@ func registerComputer(e *Engine) {
 	define(e, Info{
 		Name: "computer",
 		Description: "Look at and operate a tab with mouse and keyboard. screenshot returns a JPEG (coordinates you pass later are in its pixels); " +
-			"clicks, hover and scroll take a coordinate or an element ref; type inserts text into the focused element; key presses keys " +
-			"(xdotool style); scroll_to brings a ref into view; wait pauses up to 30 s; left_click_drag drags from start_coordinate to coordinate; " +
+			"clicks, hover and scroll take a coordinate or an element ref (frames too); type inserts text into the focused element; key presses keys " +
+			"(xdotool style, chords like ctrl+k); scroll_to brings a ref into view; wait pauses up to 30 s; left_click_drag drags from start_coordinate or ref to coordinate or target_ref; " +
 			"zoom captures a region at higher scale. Actions that change the page are refused if the tab left the origin you last saw.",
 		Destructive: true, Mutating: true, Batchable: true,
 	}, func(s *jsonschema.Schema) {
@@ -53,6 +57,16 @@ func registerComputer(e *Engine) {
 func runComputer(ctx context.Context, c *call, in *computerArgs) (*Result, error) {
 	switch in.Action {
 	case "screenshot":
+		if in.FullPage || in.Ref != "" {
+			ts, _, err := c.page(ctx, in.TabID, accessRead)
+			if err != nil {
+				return nil, err
+			}
+			if in.Ref != "" {
+				return c.elementShot(ctx, ts, in.TabID, in.Ref)
+			}
+			return c.fullPage(ctx, ts, in.TabID)
+		}
 		return c.screenshot(ctx, in.TabID)
 	case "zoom":
 		return c.zoom(ctx, in)
@@ -178,27 +192,47 @@ type target struct {
 	label   string // how to name the spot in results
 }
 
-type resolved struct {
-	X       float64 `json:"x"`
-	Y       float64 `json:"y"`
-	Desc    string  `json:"desc"`
-	Covered string  `json:"covered"`
+type probeReply struct {
+	Desc  string `json:"desc"`
+	Frame *struct {
+		opaqueFrame
+		OX float64 `json:"ox"`
+		OY float64 `json:"oy"`
+	} `json:"frame"`
 }
 
-// point resolves a ref or a screenshot coordinate to a CSS point.
+// probeFrames names what lies at a point inside frames the main helper
+// cannot enter, for the action's report.
+func (c *call) probeFrames(ctx context.Context, ts *tabState, r *probeReply, x, y float64) {
+	var parent *frameRec
+	for nest := 0; r.Frame != nil && nest < maxFrameDepth; nest++ {
+		f, err := c.frameFor(ctx, ts, parent, r.Frame.opaqueFrame)
+		if err != nil {
+			return
+		}
+		x, y = x-r.Frame.OX, y-r.Frame.OY
+		var in probeReply
+		if _, err := ts.callIn(ctx, c.s.Label, f, "probe", &in, true, x, y); err != nil {
+			return
+		}
+		*r, parent = in, f
+	}
+}
+
+// point resolves a ref (in any frame) or a screenshot coordinate to a CSS
+// point of the tab's viewport.
 func (c *call) point(ctx context.Context, ts *tabState, ref string, coord []float64, what string) (target, error) {
 	if ref != "" {
-		var r resolved
-		href, err := ts.helper(ctx, c.s.Label, "resolve", &r, ref)
+		at, err := c.locate(ctx, ts, ref)
 		if err != nil {
-			return target{href: href}, err
+			return target{href: at.href}, err
 		}
 		v, err := c.viewFor(ctx, ts)
 		if err != nil {
 			return target{}, err
 		}
-		sx, sy := v.toShot(r.X, r.Y)
-		return target{x: r.X, y: r.Y, desc: r.Desc, covered: r.Covered, href: href, label: fmt.Sprintf("%s [%s] at (%d, %d)", r.Desc, ref, sx, sy)}, nil
+		sx, sy := v.toShot(at.x, at.y)
+		return target{x: at.x, y: at.y, desc: at.desc, covered: at.covered, href: at.href, label: fmt.Sprintf("%s [%s] at (%d, %d)", at.desc, ref, sx, sy)}, nil
 	}
 	if len(coord) != 2 {
 		return target{}, wire.Errorf(wire.CodeBadParams, "%s needs coordinate [x, y] or ref", what)
@@ -212,11 +246,12 @@ func (c *call) point(ctx context.Context, ts *tabState, ref string, coord []floa
 			int(math.Round(float64(v.width)*v.scale)), int(math.Round(float64(v.height)*v.scale)))
 	}
 	x, y := v.toCSS(coord[0], coord[1])
-	var r resolved
+	var r probeReply
 	href, err := ts.helper(ctx, c.s.Label, "probe", &r, x, y)
 	if err != nil {
 		return target{}, err
 	}
+	c.probeFrames(ctx, ts, &r, x, y)
 	label := fmt.Sprintf("(%g, %g)", coord[0], coord[1])
 	if r.Desc != "" {
 		label += " on " + r.Desc
@@ -239,6 +274,7 @@ func (c *call) click(ctx context.Context, in *computerArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	mods = clickModifiers(mods, c.macOS(in.TabID))
 	ts, _, err := c.page(ctx, in.TabID, accessAct)
 	if err != nil {
 		return nil, err
@@ -321,26 +357,50 @@ func (c *call) hover(ctx context.Context, in *computerArgs) (*Result, error) {
 	if err := c.mouse(ctx, in.TabID, "mouseMoved", tg.x, tg.y, "", 0, 0, 0); err != nil {
 		return nil, err
 	}
-	return c.after(ctx, ts, w, in.TabID, []string{"Hovered over " + tg.label + "."})
+	lines := []string{"Hovered over " + tg.label + "."}
+	if c.engine(in.TabID) == wire.EngineFirefox {
+		var hr struct {
+			Rules int `json:"rules"`
+		}
+		if _, err := ts.helper(ctx, c.s.Label, "hoverRules", &hr, tg.x, tg.y); err == nil && hr.Rules > 0 {
+			lines = append(lines, fmt.Sprintf("Firefox cannot show :hover styles for Reins' synthetic pointer, and %d style rule(s) here change on :hover: what they would reveal stays hidden. Menus that scripts open on mouseover do open.", hr.Rules))
+		}
+	}
+	return c.after(ctx, ts, w, in.TabID, lines)
+}
+
+// engine is the browser engine of a tab ("" if the tab is gone).
+func (c *call) engine(tabID int) wire.Engine {
+	_, b, err := c.e.hub.Tab(tabID)
+	if err != nil {
+		return ""
+	}
+	return b.Engine()
 }
 
 func (c *call) drag(ctx context.Context, in *computerArgs) (*Result, error) {
-	if len(in.StartCoordinate) != 2 || len(in.Coordinate) != 2 {
-		return nil, wire.Errorf(wire.CodeBadParams, "left_click_drag needs start_coordinate and coordinate")
+	if in.Ref == "" && len(in.StartCoordinate) != 2 {
+		return nil, wire.Errorf(wire.CodeBadParams, "left_click_drag needs ref or start_coordinate where the drag starts")
+	}
+	if in.TargetRef == "" && len(in.Coordinate) != 2 {
+		return nil, wire.Errorf(wire.CodeBadParams, "left_click_drag needs target_ref or coordinate where the drag ends")
 	}
 	mods, err := parseModifiers(in.Modifiers)
 	if err != nil {
 		return nil, err
 	}
+	mods = clickModifiers(mods, c.macOS(in.TabID))
 	ts, _, err := c.page(ctx, in.TabID, accessAct)
 	if err != nil {
 		return nil, err
 	}
-	from, err := c.point(ctx, ts, "", in.StartCoordinate, "left_click_drag")
-	if err != nil {
-		return nil, err
+	if in.TargetRef != "" {
+		// A target that is gone fails before any button goes down.
+		if _, err := ts.frameOfRef(in.TargetRef); err != nil {
+			return nil, err
+		}
 	}
-	to, err := c.point(ctx, ts, "", in.Coordinate, "left_click_drag")
+	from, err := c.point(ctx, ts, in.Ref, in.StartCoordinate, "left_click_drag")
 	if err != nil {
 		return nil, err
 	}
@@ -349,26 +409,219 @@ func (c *call) drag(ctx context.Context, in *computerArgs) (*Result, error) {
 	}
 	w := ts.watch()
 	defer w.stop()
+	engine := c.engine(in.TabID)
+	if engine == wire.EngineFirefox && in.Ref != "" {
+		// Firefox gives extensions no native drag and drop: an HTML5 drag
+		// is played with synthetic drag events in the page.
+		if res, done, err := c.syntheticDrag(ctx, ts, w, in); done || err != nil {
+			return res, err
+		}
+	}
+	if engine == wire.EngineChromium {
+		// A native HTML5 drag is handed to the engine instead of starting
+		// an OS drag loop, which synthetic input could not finish.
+		if err := c.cdp(ctx, in.TabID, "Input.setInterceptDrags", map[string]any{"enabled": true}, nil); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err := c.cdp(context.WithoutCancel(ctx), in.TabID, "Input.setInterceptDrags", map[string]any{"enabled": false}, nil); err != nil {
+				c.e.log.Debug("could not stop intercepting drags", "tab", in.TabID, "err", err)
+			}
+		}()
+		if in.Ref != "" {
+			_, _, err = c.helperFor(ctx, ts, in.Ref, "dragArm", nil)
+		} else {
+			_, err = ts.helper(ctx, c.s.Label, "dragArm", nil, "", from.x, from.y)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	if err := c.mouse(ctx, in.TabID, "mouseMoved", from.x, from.y, "", 0, 0, mods); err != nil {
 		return nil, err
 	}
 	if err := c.mouse(ctx, in.TabID, "mousePressed", from.x, from.y, "left", 1, 1, mods); err != nil {
 		return nil, err
 	}
-	// Intermediate moves: pages track drags through mousemove, and many
-	// ignore a jump straight to the end.
-	const steps = 10
-	for i := 1; i <= steps; i++ {
-		f := float64(i) / steps
-		x, y := from.x+(to.x-from.x)*f, from.y+(to.y-from.y)*f
-		if err := c.mouse(ctx, in.TabID, "mouseMoved", x, y, "left", 1, 0, mods); err != nil {
-			return nil, err
+	to, html5, err := c.dragTo(ctx, ts, w, in, from, engine, mods)
+	if err != nil {
+		// Never leave the button held down.
+		if rerr := c.mouse(context.WithoutCancel(ctx), in.TabID, "mouseReleased", from.x, from.y, "left", 0, 1, mods); rerr != nil {
+			c.e.log.Debug("could not release the mouse", "tab", in.TabID, "err", rerr)
 		}
+		return nil, err
 	}
 	if err := c.mouse(ctx, in.TabID, "mouseReleased", to.x, to.y, "left", 0, 1, mods); err != nil {
 		return nil, err
 	}
-	return c.after(ctx, ts, w, in.TabID, []string{fmt.Sprintf("Dragged from %s to %s.", from.label, to.label)})
+	line := fmt.Sprintf("Dragged from %s to %s.", from.label, to.label)
+	if html5 {
+		line = fmt.Sprintf("Dragged from %s and dropped on %s.", from.label, to.label)
+	}
+	return c.after(ctx, ts, w, in.TabID, []string{line})
+}
+
+// dragSteps is how many moves carry a mouse drag to its end: pages track
+// drags through mousemove, and many ignore a jump straight to the end.
+const dragSteps = 10
+
+// dragTo moves a held mouse from from to the target. A few px of movement
+// start a drag; if the page began an HTML5 one (Chromium hands those over),
+// the target is brought into view and the drag dropped there. Otherwise
+// the mouse moves on to the target in steps.
+func (c *call) dragTo(ctx context.Context, ts *tabState, w *watcher, in *computerArgs, from target, engine wire.Engine, mods int) (target, bool, error) {
+	for _, d := range []float64{3, 6} {
+		if err := c.mouse(ctx, in.TabID, "mouseMoved", from.x+d, from.y+d, "left", 1, 0, mods); err != nil {
+			return target{}, false, err
+		}
+	}
+	if engine == wire.EngineChromium {
+		var ds struct {
+			Started   bool `json:"started"`
+			Prevented bool `json:"prevented"`
+		}
+		var err error
+		if in.Ref != "" {
+			_, _, err = c.helperFor(ctx, ts, in.Ref, "dragState", &ds)
+		} else {
+			_, err = ts.helper(ctx, c.s.Label, "dragState", &ds)
+		}
+		if err != nil {
+			return target{}, false, err
+		}
+		if ds.Started && !ds.Prevented {
+			data, err := c.interceptedDrag(ctx, w, in.TabID)
+			if err != nil {
+				return target{}, false, err
+			}
+			// The page may scroll now: the drag is the engine's to finish.
+			to, err := c.point(ctx, ts, in.TargetRef, in.Coordinate, "left_click_drag")
+			if err != nil {
+				return target{}, false, err
+			}
+			for _, typ := range []string{"dragEnter", "dragOver", "drop"} {
+				if err := c.cdp(ctx, in.TabID, "Input.dispatchDragEvent", map[string]any{"type": typ, "x": to.x, "y": to.y, "data": data, "modifiers": mods}, nil); err != nil {
+					return target{}, false, err
+				}
+			}
+			return to, true, nil
+		}
+	}
+	to, err := c.point(ctx, ts, in.TargetRef, in.Coordinate, "left_click_drag")
+	if err != nil {
+		return target{}, false, err
+	}
+	for i := 1; i <= dragSteps; i++ {
+		f := float64(i) / dragSteps
+		x, y := from.x+(to.x-from.x)*f, from.y+(to.y-from.y)*f
+		if err := c.mouse(ctx, in.TabID, "mouseMoved", x, y, "left", 1, 0, mods); err != nil {
+			return target{}, false, err
+		}
+	}
+	return to, false, nil
+}
+
+// dragWait bounds the wait for an intercepted drag once the page started it.
+const dragWait = 5 * time.Second
+
+// interceptedDrag waits for the drag the page started, which Chromium
+// hands over instead of running it, and returns its data.
+func (c *call) interceptedDrag(ctx context.Context, w *watcher, tabID int) (json.RawMessage, error) {
+	wctx, cancel := context.WithTimeout(ctx, dragWait)
+	defer cancel()
+	for {
+		ev, err := w.next(wctx)
+		if err != nil {
+			return nil, wire.Errorf(wire.CodeTimeout, "the page started a drag, but the browser did not hand it over within %s", dragWait)
+		}
+		if ev.Kind == hub.TabClosed || ev.Kind == hub.TabGone {
+			return nil, wire.Errorf(wire.CodeNoSuchTab, "tab %d closed", tabID)
+		}
+		if ev.Method == "Input.dragIntercepted" {
+			var p struct {
+				Data json.RawMessage `json:"data"`
+			}
+			if err := json.Unmarshal(ev.Params, &p); err != nil || len(p.Data) == 0 {
+				return nil, wire.Errorf(wire.CodeInternal, "the browser handed over a drag without data")
+			}
+			return p.Data, nil
+		}
+	}
+}
+
+// syntheticDrag plays an HTML5 drag and drop from the ref in the page.
+// done is false when the source is not HTML5-draggable: the mouse drags it.
+func (c *call) syntheticDrag(ctx context.Context, ts *tabState, w *watcher, in *computerArgs) (*Result, bool, error) {
+	src, err := ts.frameOfRef(in.Ref)
+	if err != nil {
+		return nil, false, err
+	}
+	dst, x, y, label := "", 0.0, 0.0, ""
+	if in.TargetRef == "" && src == nil {
+		to, err := c.point(ctx, ts, "", in.Coordinate, "left_click_drag")
+		if err != nil {
+			return nil, false, err
+		}
+		x, y, label = to.x, to.y, to.label
+	}
+	if in.TargetRef != "" {
+		tf, err := ts.frameOfRef(in.TargetRef)
+		if err != nil {
+			return nil, false, err
+		}
+		if tf != src {
+			return nil, false, wire.Errorf(wire.CodeBadParams, "in Firefox, a drag and drop must stay in one frame: %s and %s are in different ones", in.Ref, in.TargetRef)
+		}
+		dst = in.TargetRef
+	} else if src != nil {
+		return nil, false, wire.Errorf(wire.CodeBadParams, "in Firefox, drop on an element of a frame by target_ref")
+	}
+	var r struct {
+		HTML5   bool   `json:"html5"`
+		Started bool   `json:"started"`
+		Allowed bool   `json:"allowed"`
+		Dropped bool   `json:"dropped"`
+		Src     string `json:"src"`
+		Dst     string `json:"dst"`
+	}
+	expect := c.s.observed(ts.id)
+	if src != nil {
+		href, err := c.topHref(ctx, ts)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := c.guard(ts.id, href); err != nil {
+			return nil, false, err
+		}
+	}
+	if _, href, err := c.helperFor(ctx, ts, in.Ref, "dragDrop", &r, dst, x, y, expect); err != nil {
+		if wire.CodeOf(err) == wire.CodeNavigatedAway && src == nil {
+			if gerr := c.guard(ts.id, href); gerr != nil {
+				return nil, false, gerr
+			}
+		}
+		return nil, false, err
+	}
+	if !r.HTML5 {
+		return nil, false, nil
+	}
+	if in.TargetRef != "" {
+		label = fmt.Sprintf("%s [%s]", r.Dst, in.TargetRef)
+	}
+	var line string
+	switch {
+	case !r.Started:
+		line = fmt.Sprintf("The page refused to start dragging %s [%s].", r.Src, in.Ref)
+	case !r.Allowed:
+		line = fmt.Sprintf("Dragged %s [%s] to %s, which does not accept drops there.", r.Src, in.Ref, label)
+	default:
+		line = fmt.Sprintf("Dragged %s [%s] and dropped it on %s.", r.Src, in.Ref, label)
+		if !r.Dropped {
+			line += " The page did not handle the drop."
+		}
+	}
+	res, err := c.after(ctx, ts, w, in.TabID, []string{line})
+	return res, true, err
 }
 
 // ---- keyboard
@@ -394,22 +647,31 @@ func (c *call) typeText(ctx context.Context, in *computerArgs) (*Result, error) 
 	}
 	w := ts.watch()
 	defer w.stop()
+	if err := c.typeString(ctx, in.TabID, in.Text); err != nil {
+		return nil, err
+	}
+	return c.after(ctx, ts, w, in.TabID, []string{fmt.Sprintf("Typed %d characters.", len([]rune(in.Text)))})
+}
+
+// typeString types text into the focused element: each line as inserted
+// text, each newline as a press of Enter, so forms submit and editors
+// break lines.
+func (c *call) typeString(ctx context.Context, tabID int, text string) error {
 	enter := keyCombo{key: namedKeys["return"]}
-	for i, part := range strings.Split(strings.ReplaceAll(in.Text, "\r\n", "\n"), "\n") {
+	for i, part := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
 		if i > 0 {
-			// A newline is a key press, so forms submit and editors break lines.
-			if err := c.pressKeys(ctx, in.TabID, []keyCombo{enter}, 1); err != nil {
-				return nil, err
+			if err := c.pressKeys(ctx, tabID, []keyCombo{enter}, 1); err != nil {
+				return err
 			}
 		}
 		if part == "" {
 			continue
 		}
-		if err := c.cdp(ctx, in.TabID, "Input.insertText", map[string]any{"text": part}, nil); err != nil {
-			return nil, err
+		if err := c.cdp(ctx, tabID, "Input.insertText", map[string]any{"text": part}, nil); err != nil {
+			return err
 		}
 	}
-	return c.after(ctx, ts, w, in.TabID, []string{fmt.Sprintf("Typed %d characters.", len([]rune(in.Text)))})
+	return nil
 }
 
 func (c *call) key(ctx context.Context, in *computerArgs) (*Result, error) {
@@ -528,8 +790,18 @@ func (c *call) scrollTo(ctx context.Context, in *computerArgs) (*Result, error) 
 	}
 	w := ts.watch()
 	defer w.stop()
-	if _, err := ts.helper(ctx, c.s.Label, "scrollTo", &r, in.Ref); err != nil {
+	f, _, err := c.helperFor(ctx, ts, in.Ref, "scrollTo", &r)
+	if err != nil {
 		return nil, err
+	}
+	if f != nil {
+		// The element scrolled into its frame's view; bring the frame into
+		// the tab's and measure from there.
+		at, err := c.locate(ctx, ts, in.Ref)
+		if err != nil {
+			return nil, err
+		}
+		r.X, r.Y = at.x, at.y
 	}
 	v, err := c.viewFor(ctx, ts)
 	if err != nil {

@@ -345,12 +345,18 @@ const inputTimeout = 10 * time.Second
 // cdp sends one command to the tab, naming the caller for the extension's
 // activity log.
 func (c *call) cdp(ctx context.Context, tabID int, method string, params any, out any) error {
+	return c.cdpIn(ctx, tabID, "", method, params, out)
+}
+
+// cdpIn is cdp on a DevTools session of the tab: "" is the tab's own, an
+// out-of-process frame has one of its own.
+func (c *call) cdpIn(ctx context.Context, tabID int, session, method string, params any, out any) error {
 	if strings.HasPrefix(method, "Input.") || method == "Page.captureScreenshot" {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, inputTimeout)
 		defer cancel()
 	}
-	raw, err := c.e.hub.CDP(ctx, tabID, method, params, "", c.s.Label)
+	raw, err := c.e.hub.CDP(ctx, tabID, method, params, session, c.s.Label)
 	if err != nil {
 		if wire.CodeOf(err) == wire.CodeTimeout && (strings.HasPrefix(method, "Input.") || method == "Page.captureScreenshot") {
 			return wire.Errorf(wire.CodeTimeout, "tab %d did not answer %s: the tab may be hidden behind another tab or its page is hung", tabID, method)

@@ -133,6 +133,8 @@ func (f *fakeEnv) cdp(params json.RawMessage) (any, error) {
 			return reply(map[string]any{"lines": []string{`button "Pay" [ref_1]`}, "vw": 1280, "vh": 800}), nil
 		case "viewport":
 			return reply(map[string]any{"w": 1280, "h": 800, "dpr": 1}), nil
+		case "setup":
+			return reply(map[string]any{"prefix": ""}), nil
 		case "probe", "info", "quiet":
 			return reply(map[string]any{"desc": `button "Pay"`}), nil
 		case "formInput":

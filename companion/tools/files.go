@@ -239,7 +239,8 @@ const dropInPage = `function (token, files, x, y) {
     const hit = root.querySelector(sel);
     if (hit) return hit;
     for (const h of root.querySelectorAll('*')) {
-      const inner = h.shadowRoot && find(h.shadowRoot);
+      let inner = h.shadowRoot && find(h.shadowRoot);
+      if (!inner && h.localName === 'iframe' && h.contentDocument) inner = find(h.contentDocument);
       if (inner) return inner;
     }
     return null;
@@ -255,6 +256,7 @@ const dropInPage = `function (token, files, x, y) {
     dt.items.add(new File([bytes], f.name, { type: f.mime, lastModified: Date.now() }));
   }
   const o = { bubbles: true, cancelable: true, composed: true, clientX: x, clientY: y, dataTransfer: dt };
+  const DragEvent = el.ownerDocument.defaultView.DragEvent;
   el.dispatchEvent(new DragEvent('dragenter', o));
   el.dispatchEvent(new DragEvent('dragover', o));
   return { found: true, accepted: !el.dispatchEvent(new DragEvent('drop', o)) };

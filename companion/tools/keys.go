@@ -2,16 +2,21 @@ package tools
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/wire"
 )
 
 // Key names follow xdotool ("ctrl+a", "Return", "shift+Tab", "Page_Down"),
-// which is what agents trained on the computer tool send. A sequence is
-// space separated: "ctrl+a Delete".
+// which is what agents trained on the computer tool send, and take the
+// names people write too: "Ctrl+K", "Cmd+Shift+P", "⌘+a", and "CmdOrCtrl+s"
+// for the platform's primary modifier. A letter is the same key whatever
+// its case; shift is named when meant. A sequence is space separated:
+// "ctrl+a Delete".
 
 // CDP modifier bits.
 const (
@@ -19,6 +24,9 @@ const (
 	modCtrl  = 2
 	modMeta  = 4
 	modShift = 8
+	// modPrimary is Meta on macOS and Control elsewhere, settled when the
+	// keys are pressed; it never reaches the browser.
+	modPrimary = 16
 )
 
 type keyDef struct {
@@ -46,7 +54,12 @@ var modifierNames = map[string]struct {
 	"alt":   {modAlt, keyDef{"Alt", "AltLeft", 18, "", 1}}, "option": {modAlt, keyDef{"Alt", "AltLeft", 18, "", 1}},
 	"meta": {modMeta, keyDef{"Meta", "MetaLeft", 91, "", 1}}, "super": {modMeta, keyDef{"Meta", "MetaLeft", 91, "", 1}},
 	"cmd": {modMeta, keyDef{"Meta", "MetaLeft", 91, "", 1}}, "command": {modMeta, keyDef{"Meta", "MetaLeft", 91, "", 1}},
-	"win": {modMeta, keyDef{"Meta", "MetaLeft", 91, "", 1}},
+	"win": {modMeta, keyDef{"Meta", "MetaLeft", 91, "", 1}}, "windows": {modMeta, keyDef{"Meta", "MetaLeft", 91, "", 1}},
+	"⌘": {modMeta, keyDef{"Meta", "MetaLeft", 91, "", 1}}, "opt": {modAlt, keyDef{"Alt", "AltLeft", 18, "", 1}},
+	"⌥": {modAlt, keyDef{"Alt", "AltLeft", 18, "", 1}}, "⌃": {modCtrl, keyDef{"Control", "ControlLeft", 17, "", 1}},
+	"ctl": {modCtrl, keyDef{"Control", "ControlLeft", 17, "", 1}}, "⇧": {modShift, keyDef{"Shift", "ShiftLeft", 16, "", 1}},
+	"cmdorctrl": {modPrimary, keyDef{"Primary", "", 0, "", 1}}, "commandorcontrol": {modPrimary, keyDef{"Primary", "", 0, "", 1}},
+	"mod": {modPrimary, keyDef{"Primary", "", 0, "", 1}},
 }
 
 var namedKeys = map[string]keyDef{
@@ -181,9 +194,10 @@ func parseCombo(s string) (keyCombo, error) {
 			if pk, ok := punctKeys[r]; ok && pk.shift && c.mods&modShift == 0 {
 				c.mods |= modShift
 			}
-			if r >= 'A' && r <= 'Z' && c.mods&(modCtrl|modAlt|modMeta) != 0 {
-				// "ctrl+A" means ctrl+shift+a to a browser.
-				c.mods |= modShift
+			if r >= 'A' && r <= 'Z' && c.mods&(modCtrl|modAlt|modMeta|modPrimary) != 0 {
+				// "Ctrl+K" is how people write ctrl+k: the letter's case
+				// in a chord is not a shift.
+				k, _ = charKey(r - 'A' + 'a')
 			}
 			c.key = k
 			continue
@@ -193,8 +207,40 @@ func parseCombo(s string) (keyCombo, error) {
 	return c, nil
 }
 
-// keyEvents lists the Input.dispatchKeyEvent params for one chord.
-func (c keyCombo) events() []map[string]any {
+// forPlatform settles the primary modifier: Meta on macOS, Control
+// elsewhere.
+func (c keyCombo) forPlatform(mac bool) keyCombo {
+	if c.mods&modPrimary == 0 {
+		return c
+	}
+	bit, def := modCtrl, modifierNames["ctrl"].def
+	if mac {
+		bit, def = modMeta, modifierNames["meta"].def
+	}
+	out := c
+	out.mods = c.mods&^modPrimary | bit
+	out.modKeys = nil
+	seen := 0
+	for _, m := range c.modKeys {
+		if m.Key == "Primary" {
+			m = def
+		}
+		if b := modBitFor(m.Key); seen&b == 0 {
+			seen |= b
+			out.modKeys = append(out.modKeys, m)
+		}
+	}
+	if c.modOnly {
+		out.key = def
+	}
+	return out
+}
+
+// keyEvents lists the Input.dispatchKeyEvent params for one chord. On
+// macOS the browser, not the page, turns editing shortcuts into commands,
+// so the key down names them (macCommands).
+func (c keyCombo) events(mac bool) []map[string]any {
+	c = c.forPlatform(mac)
 	var evs []map[string]any
 	held := 0
 	for _, m := range c.modKeys {
@@ -218,10 +264,18 @@ func (c keyCombo) events() []map[string]any {
 			typ = "keyDown"
 		}
 		key := k
-		if text != "" && len(k.Key) == 1 {
+		if len(k.Key) == 1 && k.Key[0] >= 'a' && k.Key[0] <= 'z' && c.mods&modShift != 0 {
+			key.Key = strings.ToUpper(k.Key)
+		} else if text != "" && len(k.Key) == 1 {
 			key.Key = text
 		}
-		evs = append(evs, keyEvent(typ, key, c.mods, text))
+		down := keyEvent(typ, key, c.mods, text)
+		if mac {
+			if cmds := macCommands(c.mods, key.Key); len(cmds) > 0 {
+				down["commands"] = cmds
+			}
+		}
+		evs = append(evs, down)
 		evs = append(evs, keyEvent("keyUp", key, c.mods, ""))
 	}
 	for i := len(c.modKeys) - 1; i >= 0; i-- {
@@ -265,7 +319,85 @@ func keyEvent(typ string, k keyDef, mods int, text string) map[string]any {
 	return ev
 }
 
-// parseModifiers reads the click modifiers ("shift", "ctrl+shift").
+// macCommands are the editing commands of a key down on macOS, where the
+// app menu and the text system, not the page, act on these chords. Agents
+// write Linux chords, so ctrl+c means copy there as cmd+c does.
+func macCommands(mods int, key string) []string {
+	primary := mods&(modMeta|modCtrl) != 0
+	shift := mods&modShift != 0
+	alt := mods&modAlt != 0
+	sel := func(cmd string) []string {
+		if shift {
+			return []string{cmd + "AndModifySelection"}
+		}
+		return []string{cmd}
+	}
+	switch strings.ToLower(key) {
+	case "a":
+		if primary && !alt {
+			return []string{"selectAll"}
+		}
+	case "c":
+		if primary && !alt {
+			return []string{"copy"}
+		}
+	case "x":
+		if primary && !alt {
+			return []string{"cut"}
+		}
+	case "v":
+		if primary && !alt {
+			return []string{"paste"}
+		}
+	case "z":
+		if primary && !alt && shift {
+			return []string{"redo"}
+		}
+		if primary && !alt {
+			return []string{"undo"}
+		}
+	case "backspace":
+		if mods&modMeta != 0 {
+			return []string{"deleteToBeginningOfLine"}
+		}
+		if alt {
+			return []string{"deleteWordBackward"}
+		}
+	case "delete":
+		if mods&modMeta != 0 {
+			return []string{"deleteToEndOfLine"}
+		}
+		if alt {
+			return []string{"deleteWordForward"}
+		}
+	case "arrowleft":
+		if mods&modMeta != 0 {
+			return sel("moveToBeginningOfLine")
+		}
+		if alt {
+			return sel("moveWordLeft")
+		}
+	case "arrowright":
+		if mods&modMeta != 0 {
+			return sel("moveToEndOfLine")
+		}
+		if alt {
+			return sel("moveWordRight")
+		}
+	case "arrowup":
+		if mods&modMeta != 0 {
+			return sel("moveToBeginningOfDocument")
+		}
+	case "arrowdown":
+		if mods&modMeta != 0 {
+			return sel("moveToEndOfDocument")
+		}
+	}
+	return nil
+}
+
+// parseModifiers reads the click modifiers ("shift", "ctrl+shift"). The
+// primary modifier ("CmdOrCtrl") stays modPrimary until clickModifiers.
 func parseModifiers(s string) (int, error) {
 	mods := 0
 	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == '+' || r == ' ' || r == ',' }) {
@@ -278,11 +410,37 @@ func parseModifiers(s string) (int, error) {
 	return mods, nil
 }
 
+// clickModifiers settles the primary modifier of click modifiers.
+func clickModifiers(mods int, mac bool) int {
+	if mods&modPrimary == 0 {
+		return mods
+	}
+	if mac {
+		return mods&^modPrimary | modMeta
+	}
+	return mods&^modPrimary | modCtrl
+}
+
+// macOS reports whether the tab's browser runs on macOS: from its user
+// agent, or for the dev browser, which runs beside the companion, from the
+// companion's own platform.
+func (c *call) macOS(tabID int) bool {
+	_, b, err := c.e.hub.Tab(tabID)
+	if err != nil {
+		return false
+	}
+	if ua := b.Hello.UserAgent; ua != "" {
+		return strings.Contains(ua, "Macintosh")
+	}
+	return b.Info().Mode == hub.ModeDev && runtime.GOOS == "darwin"
+}
+
 // pressKeys sends the chords to the tab, repeat times.
 func (c *call) pressKeys(ctx context.Context, tabID int, combos []keyCombo, repeat int) error {
+	mac := c.macOS(tabID)
 	for i := 0; i < repeat; i++ {
 		for _, k := range combos {
-			for _, ev := range k.events() {
+			for _, ev := range k.events(mac) {
 				if err := c.cdp(ctx, tabID, "Input.dispatchKeyEvent", ev, nil); err != nil {
 					return err
 				}

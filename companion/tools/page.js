@@ -1,40 +1,61 @@
 // The engine's helper inside each page. It runs in an isolated world named
 // "reins": page scripts cannot see it, fake its refs or patch what it calls.
-// Every function answers {ok, href, title} or {err, code, href}.
+// Every function answers {ok, href, title, n} or {err, code, href, n}; n is
+// the last ref number this world issued, so the engine can tell a ref that
+// was never issued from one whose element went away.
+//
+// One world serves a document and every same-origin frame and open shadow
+// root inside it, which it walks as one tree (the flat tree: shadow content
+// where it renders, slotted elements in their slots). A frame it cannot
+// enter (another origin, a sandbox) is reported by ref; the engine runs
+// another copy of this helper in that frame, whose refs carry the frame's
+// number (ref_f2_7), and adds the frame's offset to its coordinates.
+// Coordinates are CSS px of this world's top viewport.
 (() => {
   if (globalThis.__reins) return;
+
+  class Fail extends Error {
+    constructor(code, msg) { super(msg); this.code = code; }
+  }
 
   // ---- refs: an element keeps its ref for as long as it stays in the DOM.
   const refToEl = new Map(); // "ref_N" -> WeakRef(element)
   const elToRef = new WeakMap(); // element -> "ref_N"
+  let prefix = ''; // "f3_" in the world of frame 3
+  let base = 0; // refs up to base were issued in this frame's earlier documents
   let nextRef = 0;
   const refOf = (el) => {
     let r = elToRef.get(el);
     if (!r) {
-      r = 'ref_' + ++nextRef;
+      r = 'ref_' + prefix + ++nextRef;
       elToRef.set(el, r);
       refToEl.set(r, new WeakRef(el));
     }
     return r;
   };
+  const alive = (el) => !!el && el.isConnected && !!el.ownerDocument.defaultView;
   const prune = () => {
     if (refToEl.size < 5000) return;
-    for (const [r, w] of refToEl) {
-      const el = w.deref();
-      if (!el || !el.isConnected) refToEl.delete(r);
-    }
+    for (const [r, w] of refToEl) if (!alive(w.deref())) refToEl.delete(r);
   };
-  class Fail extends Error {
-    constructor(code, msg) { super(msg); this.code = code; }
-  }
+  const REF = /^ref_(f\d+_)?(\d+)$/;
   const byRef = (ref) => {
-    if (typeof ref !== 'string' || !/^ref_\d+$/.test(ref)) throw new Fail('bad_params', `"${ref}" is not an element ref (refs look like ref_12 and come from read_page or find)`);
+    const m = typeof ref === 'string' ? REF.exec(ref) : null;
+    if (!m) throw new Fail('bad_params', `"${ref}" is not an element ref (refs look like ref_12 and come from read_page or find)`);
     const w = refToEl.get(ref);
     const el = w && w.deref();
-    if (!el || !el.isConnected) {
-      throw new Fail('bad_params', `${ref} is stale: its element is no longer on the page (or the page reloaded). Call read_page or find for fresh refs`);
+    if (alive(el)) return el;
+    if ((m[1] || '') === prefix && +m[2] > nextRef) {
+      throw new Fail('bad_params', `${ref} was never issued for this tab: use a ref that read_page or find gave you`);
     }
-    return el;
+    throw new Fail('bad_params', `${ref} is stale: the page changed since it was issued (its element was removed or the page reloaded). Call read_page or find for fresh refs`);
+  };
+  const setup = (o) => {
+    if (typeof o.prefix !== 'string' || !/^(f\d+_)?$/.test(o.prefix)) throw new Fail('bad_params', 'bad ref prefix');
+    prefix = o.prefix;
+    base = Math.max(base, o.base | 0);
+    nextRef = Math.max(nextRef, base);
+    return { prefix };
   };
 
   // originOf matches the engine's Go originOf: the TOCTOU guard compares
@@ -48,16 +69,129 @@
       return p + ':';
     } catch (e) { return href; }
   };
+  // The origin of the tab's top page, or null where a frame cannot know it
+  // (Firefox has no ancestorOrigins; the engine checks the top page itself).
+  const topOrigin = () => {
+    if (typeof window === 'undefined' || window.top === window) return originOf(location.href);
+    const ao = location.ancestorOrigins;
+    return ao && ao.length ? originOf(ao[ao.length - 1]) : null;
+  };
   // guard refuses in the same task as the action, so nothing can navigate
   // between the check and the change.
   const guard = (expect) => {
-    if (expect && originOf(location.href) !== expect) throw new Fail('navigated_away', 'the tab left ' + expect);
+    if (!expect) return;
+    const o = topOrigin();
+    if (o !== null && o !== expect) throw new Fail('navigated_away', 'the tab left ' + expect);
   };
 
   // ---- text helpers
   const clean = (s) => (s || '').replace(/\s+/g, ' ').trim();
   const clip = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
   const q = (s) => '"' + s.replace(/"/g, '\\"') + '"';
+
+  // ---- documents, frames and shadow roots
+  const winOf = (el) => (el.ownerDocument && el.ownerDocument.defaultView) || window;
+  const styleOf = (el) => winOf(el).getComputedStyle(el);
+  const isFrame = (el) => el.localName === 'iframe' || el.localName === 'frame';
+  // The document of a frame this world can enter: same origin and loaded.
+  const inner = (fe) => {
+    try {
+      const d = fe.contentDocument;
+      return d && d.documentElement ? d : null;
+    } catch (e) { return null; }
+  };
+  // Firefox content scripts see closed shadow roots too.
+  const shadowOf = (el) => el.openOrClosedShadowRoot || el.shadowRoot || null;
+  // Where a frame's content starts, in its own document's viewport.
+  const contentBox = (fe) => {
+    const r = fe.getBoundingClientRect();
+    const cs = styleOf(fe);
+    return { x: r.left + fe.clientLeft + (parseFloat(cs.paddingLeft) || 0), y: r.top + fe.clientTop + (parseFloat(cs.paddingTop) || 0) };
+  };
+  // The offset of el's document inside this world's top viewport.
+  const offsetOf = (el) => {
+    let x = 0, y = 0;
+    let d = el.ownerDocument;
+    for (let i = 0; d && d !== document && i < 16; i++) {
+      const w = d.defaultView;
+      const fe = w && w.frameElement;
+      if (!fe) break;
+      const b = contentBox(fe);
+      x += b.x; y += b.y;
+      d = fe.ownerDocument;
+    }
+    return { x, y };
+  };
+  // The flat-tree parent, across shadow roots and into the frame element.
+  const flatParent = (el) => {
+    if (el.assignedSlot) return el.assignedSlot;
+    const p = el.parentNode;
+    if (!p) return null;
+    if (p.nodeType === 11) return p.host || null;
+    if (p.nodeType === 9) { const w = p.defaultView; return (w && w.frameElement) || null; }
+    return p;
+  };
+  const ancestry = (el) => {
+    const s = new Set();
+    for (let n = flatParent(el), i = 0; n && i < 10000; n = flatParent(n), i++) s.add(n);
+    return s;
+  };
+  const composedContains = (a, b) => {
+    for (let n = b, i = 0; n && i < 10000; n = flatParent(n), i++) if (n === a) return true;
+    return false;
+  };
+  // kids yields the element children as they render: a shadow root's
+  // children for a host, the assigned elements for a slot, a same-origin
+  // frame's body for a frame.
+  const kids = (el) => {
+    if (isFrame(el)) {
+      const d = inner(el);
+      return d && d.body ? [...d.body.children] : [];
+    }
+    if (el.localName === 'slot') {
+      const a = el.assignedElements ? el.assignedElements({ flatten: true }) : [];
+      return a.length ? a : [...el.children];
+    }
+    const sr = shadowOf(el);
+    return sr ? [...sr.children] : [...el.children];
+  };
+  // The element at a point, looking into shadow roots and same-origin
+  // frames; x, y are also returned in that element's document.
+  const deepHit = (x, y) => {
+    let el = document.elementFromPoint(x, y);
+    let ox = 0, oy = 0;
+    for (let i = 0; el && i < 32; i++) {
+      const sr = shadowOf(el);
+      if (sr && sr.elementFromPoint) {
+        const e2 = sr.elementFromPoint(x - ox, y - oy);
+        if (e2 && e2 !== el && composedContains(el, e2)) { el = e2; continue; }
+      }
+      if (isFrame(el)) {
+        const d = inner(el);
+        if (d) {
+          const b = contentBox(el);
+          const e2 = d.elementFromPoint(x - ox - b.x, y - oy - b.y);
+          if (e2) { ox += b.x; oy += b.y; el = e2; continue; }
+        }
+      }
+      break;
+    }
+    return { el, x: x - ox, y: y - oy };
+  };
+  // Firefox names a frame it can script by the id webNavigation uses; the
+  // engine's frame ids on Firefox are those ids. Chromium worlds have no
+  // such API; the engine asks DevTools instead.
+  const frameIdOf = (fe) => {
+    try {
+      const g = globalThis.browser;
+      if (g && g.runtime && typeof g.runtime.getFrameId === 'function') {
+        const id = g.runtime.getFrameId(fe);
+        return typeof id === 'number' && id > 0 ? String(id) : '';
+      }
+    } catch (e) { /* not a frame Firefox knows yet */ }
+    return '';
+  };
+  const opaqueFrame = (fe) => ({ ref: refOf(fe), fid: frameIdOf(fe) });
 
   const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'base']);
   const INTERACTIVE = new Set(['button', 'link', 'checkbox', 'radio', 'textbox', 'searchbox', 'combobox', 'listbox',
@@ -120,7 +254,7 @@
       case 'figure': return 'figure';
       case 'article': return 'article';
       case 'section': return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') ? 'region' : null;
-      case 'iframe': return 'iframe';
+      case 'iframe': case 'frame': return 'iframe';
       case 'progress': return 'progressbar';
       case 'meter': return 'meter';
       case 'video': return 'video';
@@ -133,15 +267,14 @@
   };
 
   const hasPointer = (el) => {
-    const cs = getComputedStyle(el);
-    if (cs.cursor !== 'pointer') return false;
+    if (styleOf(el).cursor !== 'pointer') return false;
     const p = el.parentElement;
-    return !p || getComputedStyle(p).cursor !== 'pointer';
+    return !p || styleOf(p).cursor !== 'pointer';
   };
 
   const isInteractive = (el, role) => {
     if (role && INTERACTIVE.has(role)) return true;
-    if (el.hasAttribute('onclick')) return true;
+    if (el.hasAttribute('onclick') || el.getAttribute('draggable') === 'true') return true;
     const ti = el.getAttribute('tabindex');
     if (ti !== null && +ti >= 0 && role !== 'dialog' && role !== 'main') return true;
     if (!role && (el.localName === 'div' || el.localName === 'span' || el.localName === 'li' || el.localName === 'img' || el.localName === 'svg')) {
@@ -156,9 +289,9 @@
     if (el.checkVisibility) {
       if (el.checkVisibility({ visibilityProperty: true })) return true;
       // display: contents has no box of its own but its children do.
-      return getComputedStyle(el).display === 'contents';
+      return styleOf(el).display === 'contents';
     }
-    const cs = getComputedStyle(el);
+    const cs = styleOf(el);
     return cs.display !== 'none' && cs.visibility !== 'hidden';
   };
   const NESTED = 'a[href],button,input,select,textarea,[role],[tabindex],[onclick],[contenteditable]';
@@ -172,10 +305,33 @@
     return clean(s);
   };
 
+  // contentText is an element's rendered text; innerText leaves out what
+  // slots and shadow roots show, so those are read node by node.
+  const flatText = (n, depth) => {
+    if (n.nodeType === 3) return n.data;
+    if (n.nodeType !== 1 || depth > 32 || SKIP.has(n.localName)) return '';
+    let list = n.childNodes;
+    if (n.localName === 'slot') {
+      const a = n.assignedNodes ? n.assignedNodes({ flatten: true }) : [];
+      if (a.length) list = a;
+    } else if (shadowOf(n)) list = shadowOf(n).childNodes;
+    let s = '';
+    for (const c of list) s += ' ' + flatText(c, depth + 1);
+    return s;
+  };
+  const contentText = (el) => {
+    if (shadowOf(el) || el.querySelector('slot')) return flatText(el, 0);
+    return el.innerText !== undefined ? el.innerText : el.textContent;
+  };
+
   const nameOf = (el, role, inter) => {
     let n = '';
     const lb = el.getAttribute('aria-labelledby');
-    if (lb) n = clean(lb.split(/\s+/).map((id) => { const e = document.getElementById(id); return e ? e.textContent : ''; }).join(' '));
+    if (lb) {
+      const root = el.getRootNode();
+      const scope = root && root.getElementById ? root : el.ownerDocument;
+      n = clean(lb.split(/\s+/).map((id) => { const e = scope.getElementById(id); return e ? e.textContent : ''; }).join(' '));
+    }
     if (!n) n = clean(el.getAttribute('aria-label'));
     if (!n && el.labels && el.labels.length) n = clean([...el.labels].map((l) => labelText(l, el)).join(' '));
     if (!n) {
@@ -184,9 +340,9 @@
       else if (tag === 'input' && (el.type === 'submit' || el.type === 'button' || el.type === 'reset')) n = clean(el.value) || (el.type === 'submit' ? 'Submit' : el.type === 'reset' ? 'Reset' : '');
       else if (tag === 'fieldset') { const lg = el.querySelector(':scope > legend'); if (lg) n = clean(lg.textContent); }
       else if (tag === 'table') { const c = el.querySelector(':scope > caption'); if (c) n = clean(c.textContent); }
-      else if (tag === 'iframe') n = clean(el.getAttribute('title'));
+      else if (isFrame(el)) n = clean(el.getAttribute('title')) || clean(el.getAttribute('name'));
     }
-    if (!n && (role ? NAME_FROM_CONTENT.has(role) : inter)) n = clean(el.innerText !== undefined ? el.innerText : el.textContent);
+    if (!n && (role ? NAME_FROM_CONTENT.has(role) : inter)) n = clean(contentText(el));
     if (!n) n = clean(el.getAttribute('title'));
     if (!n && (role === 'textbox' || role === 'searchbox' || role === 'combobox' || role === 'spinbutton')) n = clean(el.getAttribute('placeholder'));
     return clip(n, 70);
@@ -202,6 +358,9 @@
     } catch (e) { return clip(raw, 60); }
   };
 
+  const userInvalid = (el) => {
+    try { return el.matches(':user-invalid'); } catch (e) { return false; }
+  };
   const props = (el, role) => {
     const out = [];
     const tag = el.localName;
@@ -215,11 +374,14 @@
       else if (role === 'file' && el.files && el.files.length) out.push('files=' + [...el.files].map((f) => f.name).join(','));
       const ph = clean(el.getAttribute('placeholder'));
       if (ph && !el.value && nameOf(el, role) !== clip(ph, 70)) out.push('placeholder=' + q(clip(ph, 40)));
+      if (el.required) out.push('required');
+      if (el.willValidate && el.validationMessage && (el.value || userInvalid(el))) out.push('invalid=' + q(clip(clean(el.validationMessage), 60)));
     } else if (tag === 'select') {
       const sel = [...el.selectedOptions].map((o) => clip(clean(o.text), 30));
       if (sel.length) out.push('value=' + q(sel.join(', ')));
       const opts = [...el.options].slice(0, 8).map((o) => clip(clean(o.text), 20));
       out.push('options=[' + opts.join('|') + (el.options.length > 8 ? '|…' + el.options.length : '') + ']');
+      if (el.multiple) out.push('multiple');
     } else if (role === 'textbox' && el.isContentEditable) {
       const v = clean(el.innerText);
       if (v) out.push('value=' + q(clip(v, 40)));
@@ -230,16 +392,10 @@
     if (ae) out.push(ae === 'true' ? 'expanded' : 'collapsed');
     const as = el.getAttribute('aria-selected');
     if (as === 'true') out.push('selected');
+    if (el.getAttribute('aria-invalid') === 'true') out.push('invalid');
     if (el.disabled || el.getAttribute('aria-disabled') === 'true') out.push('disabled');
+    if (el.getAttribute('draggable') === 'true') out.push('draggable');
     return out.filter(Boolean);
-  };
-
-  // children yields element children, looking into open shadow roots.
-  const kids = (el) => {
-    const list = [];
-    if (el.shadowRoot) for (const c of el.shadowRoot.children) list.push(c);
-    for (const c of el.children) list.push(c);
-    return list;
   };
 
   const directText = (el) => {
@@ -249,22 +405,52 @@
   };
 
   // ---- read_page
+  // A walk of more elements than this stops; the reply says where, and a
+  // read from there continues.
+  const WALK_LIMIT = 30000;
+  // opts: filter, depth, ref (read that subtree), from (start at that
+  // element), after (start right after it), indent (depth of the first
+  // line), budget (characters of lines at most).
   const tree = (opts) => {
     prune();
     const interactiveOnly = opts.filter === 'interactive';
     const maxDepth = opts.depth > 0 ? opts.depth : 40;
+    const indent = opts.indent > 0 ? opts.indent : 0;
+    const budget = opts.budget > 0 ? opts.budget : Infinity;
     const lines = [];
-    let visited = 0;
-    const LIMIT = 30000;
+    const at = []; // the element each line comes from, to continue from
+    const frames = []; // frames this world cannot enter: where their lines go
+    let used = 0, visited = 0, next = '', cut = '';
+    const from = opts.from ? byRef(opts.from) : null;
+    const path = from ? ancestry(from) : null;
+    let started = !from;
+    const stop = (el, why) => {
+      if (!cut) { cut = why; next = refOf(el); }
+    };
+    const push = (el, line) => {
+      if (!started || cut) return;
+      // The first line always goes in, so a read continued from here moves on.
+      if (used + line.length + 1 > budget && lines.length > 0) { stop(el, 'budget'); return; }
+      used += line.length + 1;
+      lines.push(line);
+      at.push(refOf(el));
+    };
     const emit = (depth, el, role, name, extra) => {
       let line = (interactiveOnly ? '' : ' '.repeat(depth)) + role;
       if (name) line += ' ' + q(name);
-      if (el) line += ' [' + refOf(el) + ']';
+      line += ' [' + refOf(el) + ']';
       if (extra && extra.length) line += ' ' + extra.join(' ');
-      lines.push(line);
+      push(el, line);
     };
     const walk = (el, depth) => {
-      if (++visited > LIMIT) return;
+      if (cut) return;
+      if (!started) {
+        if (el === from) {
+          started = true;
+          if (opts.after) return;
+        } else if (!path.has(el)) return;
+      }
+      if (started && ++visited > WALK_LIMIT) { stop(el, 'walk'); return; }
       const tag = el.localName;
       if (SKIP.has(tag) || !visible(el)) return;
       const role = roleOf(el);
@@ -275,7 +461,7 @@
         d++;
         // The name already carries the content of simple controls.
         if (role === 'textbox' && el.isContentEditable) return;
-        if (!el.querySelector(NESTED)) return;
+        if (!el.querySelector(NESTED) && !shadowOf(el)) return;
       } else if (!interactiveOnly) {
         if (role === 'heading' || role === 'img' || role === 'legend' || role === 'caption') {
           emit(depth, el, role, nameOf(el, role), props(el, role));
@@ -283,7 +469,8 @@
         }
         if (role === 'label' && el.control) {
           // The control's own line carries the label text as its name.
-          for (const c of kids(el)) walk(c, depth);
+          const ctl = el.control;
+          for (const c of kids(el)) if (c === ctl || c.contains(ctl) || c.querySelector(NESTED)) walk(c, depth);
           return;
         }
         if (role && LANDMARK.has(role)) {
@@ -297,25 +484,27 @@
           }
         }
         const t = directText(el);
-        if (t) {
-          lines.push(' '.repeat(d) + 'text ' + q(clip(t, 100)));
-        }
+        if (t) push(el, ' '.repeat(d) + 'text ' + q(clip(t, 100)));
       }
       if (d - depth > 0 && d > maxDepth) return;
+      if (isFrame(el) && !inner(el)) {
+        if (started && !cut) frames.push(Object.assign(opaqueFrame(el), { pos: lines.length, depth: d }));
+        return;
+      }
       if (tag === 'select' || tag === 'svg') return;
       for (const c of kids(el)) walk(c, d);
     };
     let root = document.body || document.documentElement;
     if (opts.ref) root = byRef(opts.ref);
     if (root) {
-      if (opts.ref) walk(root, 0);
-      else for (const c of kids(root)) walk(c, 0);
+      if (opts.ref) walk(root, indent);
+      else for (const c of kids(root)) walk(c, indent);
     }
+    const de = document.documentElement;
     return {
-      lines,
-      truncatedWalk: visited > LIMIT,
+      lines, at, frames, next, cut, started,
       vw: innerWidth, vh: innerHeight, sx: Math.round(scrollX), sy: Math.round(scrollY),
-      ph: Math.round(document.documentElement.scrollHeight),
+      ph: de ? Math.round(de.scrollHeight) : 0,
     };
   };
 
@@ -327,6 +516,7 @@
     radio: ['radio'], dropdown: ['combobox', 'listbox'], select: ['combobox', 'listbox'], menu: ['menu', 'menuitem', 'combobox'],
     heading: ['heading'], title: ['heading'], image: ['img'], img: ['img'], tab: ['tab'], switch: ['switch'],
     toggle: ['switch', 'checkbox'], upload: ['file'], file: ['file'], textarea: ['textbox'], option: ['option'],
+    frame: ['iframe'], iframe: ['iframe'], editor: ['textbox'],
   };
   const STOP = new Set(['the', 'a', 'an', 'to', 'for', 'of', 'on', 'in', 'with', 'and', 'or', 'that', 'this']);
   const find = (query, limit) => {
@@ -335,6 +525,7 @@
     const tokens = qn.split(/[\s,]+/).filter((t) => t && !STOP.has(t));
     if (!tokens.length) throw new Fail('bad_params', 'query is empty');
     const found = [];
+    const frames = [];
     let visited = 0;
     const consider = (el, role, inter) => {
       const name = nameOf(el, role, inter);
@@ -350,53 +541,118 @@
         if (role && role === t) { matched++; score += 1; }
       }
       if (!matched) return;
-      const ln = name.toLowerCase();
+      const ln = (name || directText(el)).toLowerCase();
       if (ln === qn) score += 6;
       else if (ln && ln.includes(qn)) score += 3;
       if (inter) score += 1;
       found.push({ el, role: role || (inter ? 'clickable' : 'text'), name: name || clip(directText(el), 70), matched, score });
     };
     const walk = (el) => {
-      if (++visited > 30000) return;
+      if (++visited > WALK_LIMIT) return;
       if (SKIP.has(el.localName) || !visible(el)) return;
       const role = roleOf(el);
       const inter = isInteractive(el, role);
       if (inter || role === 'heading' || role === 'img' || (role && LANDMARK.has(role) && role !== 'list' && role !== 'row') || directText(el)) {
         consider(el, role, inter);
       }
+      if (isFrame(el) && !inner(el)) {
+        frames.push(opaqueFrame(el));
+        return;
+      }
       if (el.localName === 'select' || el.localName === 'svg') return;
-      if (inter && !el.querySelector(NESTED)) return;
+      if (inter && !el.querySelector(NESTED) && !shadowOf(el)) return;
       for (const c of kids(el)) walk(c);
     };
-    walk(document.body || document.documentElement);
+    const root = document.body || document.documentElement;
+    if (root) for (const c of kids(root)) walk(c);
     const full = found.filter((f) => f.matched === tokens.length);
     const pool = full.length ? full : found;
     pool.sort((a, b) => b.score - a.score);
     const out = [];
     for (const f of pool.slice(0, limit)) {
-      const r = f.el.getBoundingClientRect();
+      const r = centerOf(f.el);
       out.push({
-        ref: refOf(f.el), role: f.role, name: f.name, props: props(f.el, f.role),
-        x: r.left + r.width / 2, y: r.top + r.height / 2, w: r.width, h: r.height,
-        inView: r.bottom > 0 && r.right > 0 && r.top < innerHeight && r.left < innerWidth && r.width > 0,
+        ref: refOf(f.el), role: f.role, name: f.name, props: props(f.el, f.role), score: f.score,
+        x: r.x, y: r.y, w: r.w, h: r.h,
       });
     }
-    return { matches: out, total: pool.length, partial: !full.length, vw: innerWidth, vh: innerHeight };
+    return { matches: out, total: pool.length, partial: !full.length, frames, vw: innerWidth, vh: innerHeight };
   };
 
   // ---- get_page_text
   const tidy = (s) => (s || '').split('\n').map((l) => l.replace(/[ \t\u00a0]+/g, ' ').trim()).join('\n').replace(/\n{3,}/g, '\n\n').trim();
+  // A frame this world cannot read leaves a marker in the text, which the
+  // engine replaces with the frame's own text.
+  const MARK = (ref) => '\n\ue000' + ref + '\ue001\n';
+  const pageText = (body, opaque) => {
+    // innerText leaves out shadow roots and frames: an element above one
+    // is read child by child, everything else by innerText.
+    const special = new Set();
+    const mark = (el) => {
+      for (let n = el, i = 0; n && !special.has(n) && i < 10000; n = flatParent(n), i++) special.add(n);
+    };
+    const scan = (rootNode) => {
+      const doc = rootNode.ownerDocument || rootNode;
+      const tw = doc.createTreeWalker(rootNode, 1);
+      for (let n = tw.nextNode(); n; n = tw.nextNode()) {
+        const sr = shadowOf(n);
+        if (sr) {
+          mark(n);
+          // innerText sees no slotted content either.
+          for (const slot of sr.querySelectorAll('slot')) mark(slot);
+          scan(sr);
+        } else if (isFrame(n)) mark(n);
+      }
+    };
+    const out = [];
+    const block = (el) => !styleOf(el).display.startsWith('inline');
+    const read = (node) => {
+      if (node.nodeType === 3) { out.push(node.data.replace(/\s+/g, ' ')); return; }
+      if (node.nodeType !== 1) return;
+      const el = node;
+      if (SKIP.has(el.localName) || !visible(el)) return;
+      if (isFrame(el)) {
+        const d = inner(el);
+        if (d && d.body) { out.push('\n'); scan(d.body); read(d.body); out.push('\n'); } else {
+          const f = opaqueFrame(el);
+          opaque.push(f);
+          out.push(MARK(f.ref));
+        }
+        return;
+      }
+      if (!special.has(el) && el.localName !== 'slot') {
+        const t = el.innerText;
+        if (t) out.push(block(el) ? '\n' + t + '\n' : t);
+        return;
+      }
+      const b = block(el);
+      if (b) out.push('\n');
+      const sr = shadowOf(el);
+      let children = el.childNodes;
+      if (el.localName === 'slot') {
+        const a = el.assignedNodes ? el.assignedNodes({ flatten: true }) : [];
+        if (a.length) children = a;
+      } else if (sr) children = sr.childNodes;
+      for (const c of children) read(c);
+      if (b) out.push('\n');
+    };
+    scan(body);
+    return (el) => { out.length = 0; read(el); return tidy(out.join('')); };
+  };
   const text = () => {
     const body = document.body;
-    if (!body) return { main: '', rest: '', title: document.title };
+    if (!body) return { main: '', rest: '', title: document.title, frames: [] };
+    const opaque = [];
+    const textOf = pageText(body, opaque);
     const main = document.querySelector('main, [role="main"]') || document.querySelector('article');
-    const mainText = main ? tidy(main.innerText) : '';
-    let rest = tidy(body.innerText);
+    const mainText = main ? textOf(main) : '';
+    let rest = textOf(body);
     if (mainText) {
       const i = rest.indexOf(mainText);
       if (i >= 0) rest = tidy(rest.slice(0, i) + '\n' + rest.slice(i + mainText.length));
     }
-    return { main: mainText, rest, title: document.title };
+    const seen = new Set();
+    return { main: mainText, rest, title: document.title, frames: opaque.filter((f) => !seen.has(f.ref) && seen.add(f.ref)) };
   };
 
   // ---- geometry and descriptions
@@ -408,38 +664,87 @@
     const n = nameOf(el, r, inter) || clip(clean(el.textContent), 40);
     return role + (n ? ' ' + q(n) : '');
   };
-  const center = (el) => {
+  const rectOf = (el) => {
     const r = el.getBoundingClientRect();
-    return { x: r.left + r.width / 2, y: r.top + r.height / 2, w: r.width, h: r.height };
+    const o = offsetOf(el);
+    return { x: r.left + o.x, y: r.top + o.y, w: r.width, h: r.height };
   };
-  const inView = (r) => r.w > 0 && r.h > 0 && r.x >= 0 && r.y >= 0 && r.x < innerWidth && r.y < innerHeight;
+  const centerOf = (el) => {
+    const r = rectOf(el);
+    return { x: r.x + r.w / 2, y: r.y + r.h / 2, w: r.w, h: r.h };
+  };
+  const inView = (c) => c.w > 0 && c.h > 0 && c.x >= 0 && c.y >= 0 && c.x < innerWidth && c.y < innerHeight;
+  const reveal = (el) => el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  // painted resolves once the page has drawn a frame or two since a
+  // scroll, so the browser routes the next click by where things are now,
+  // frames of other processes included; a tab that draws nothing (hidden)
+  // stops waiting after PAINT_WAIT ms.
+  const PAINT_WAIT = 250;
+  const painted = (v) => new Promise((done) => {
+    const t = setTimeout(() => done(v), PAINT_WAIT);
+    requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(t); done(v); }));
+  });
 
-  // resolve scrolls a ref into view and reports its centre in CSS px.
+  // resolve scrolls a ref into view and reports its centre.
   const resolve = (ref) => {
     const el = byRef(ref);
-    let c = center(el);
+    let c = centerOf(el);
+    let moved = false;
     if (!inView(c)) {
-      el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-      c = center(el);
+      reveal(el);
+      c = centerOf(el);
+      moved = true;
     }
     if (c.w === 0 && c.h === 0) throw new Fail('bad_params', `${ref} (${describe(el)}) has no size on the page; it cannot be clicked`);
-    const hit = document.elementFromPoint(c.x, c.y);
-    return { x: c.x, y: c.y, desc: describe(el), covered: !!hit && hit !== el && !el.contains(hit) && !hit.contains(el) ? describe(hit) : '' };
+    const hit = deepHit(c.x, c.y).el;
+    const covered = !!hit && hit !== el && !composedContains(el, hit) && !composedContains(hit, el);
+    const out = { x: c.x, y: c.y, w: c.w, h: c.h, desc: describe(el), covered: covered ? describe(hit) : '', vw: innerWidth, vh: innerHeight };
+    return moved ? painted(out) : out;
   };
 
-  const probe = (x, y) => ({ desc: describe(document.elementFromPoint(x, y)) });
+  // box reports an element's box (a frame's content box with content:
+  // true), scrolling it into view first with scroll: true when its centre
+  // is not in view.
+  const box = (ref, o) => {
+    const el = byRef(ref);
+    const moved = !!(o && o.scroll && !inView(centerOf(el)));
+    if (moved) reveal(el);
+    const r = rectOf(el);
+    let out = { x: r.x, y: r.y, w: r.w, h: r.h, vw: innerWidth, vh: innerHeight, desc: describe(el) };
+    if (o && o.content && isFrame(el)) {
+      const b = contentBox(el);
+      const off = offsetOf(el);
+      out = { x: b.x + off.x, y: b.y + off.y, w: el.clientWidth, h: el.clientHeight, vw: innerWidth, vh: innerHeight, desc: describe(el) };
+    }
+    return moved ? painted(out) : out;
+  };
+
+  const probe = (x, y) => {
+    const hit = deepHit(x, y).el;
+    const out = { desc: describe(hit) };
+    if (hit && isFrame(hit) && !inner(hit)) {
+      const b = contentBox(hit);
+      const o = offsetOf(hit);
+      out.frame = Object.assign(opaqueFrame(hit), { ox: b.x + o.x, oy: b.y + o.y });
+    }
+    return out;
+  };
 
   const scrollTo = (ref) => {
     const el = byRef(ref);
-    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-    const c = center(el);
-    return { x: c.x, y: c.y, desc: describe(el), sx: Math.round(scrollX), sy: Math.round(scrollY) };
+    reveal(el);
+    const c = centerOf(el);
+    return painted({ x: c.x, y: c.y, desc: describe(el), sx: Math.round(scrollX), sy: Math.round(scrollY) });
   };
 
-  const viewport = () => ({
-    w: innerWidth, h: innerHeight, dpr: devicePixelRatio, sx: scrollX, sy: scrollY,
-    vx: visualViewport ? visualViewport.pageLeft : scrollX, vy: visualViewport ? visualViewport.pageTop : scrollY,
-  });
+  const viewport = () => {
+    const de = document.documentElement;
+    return {
+      w: innerWidth, h: innerHeight, dpr: devicePixelRatio, sx: scrollX, sy: scrollY,
+      vx: visualViewport ? visualViewport.pageLeft : scrollX, vy: visualViewport ? visualViewport.pageTop : scrollY,
+      pw: Math.max(de ? de.scrollWidth : 0, innerWidth), ph: Math.max(de ? de.scrollHeight : 0, innerHeight),
+    };
+  };
 
   // quiet resolves once the DOM and scroll positions have been still for
   // quietMs, or after maxMs whatever happens.
@@ -468,7 +773,9 @@
   const falsy = (v) => v === false || v === 0 || v === null || (typeof v === 'string' && /^(false|off|no|0|unchecked|uncheck|)$/i.test(v.trim()));
   const fire = (el, type) => el.dispatchEvent(new Event(type, { bubbles: true }));
   const nativeSet = (el, v) => {
-    const proto = el.localName === 'textarea' ? HTMLTextAreaElement.prototype : el.localName === 'select' ? HTMLSelectElement.prototype : HTMLInputElement.prototype;
+    const w = winOf(el);
+    const name = el.localName === 'textarea' ? 'HTMLTextAreaElement' : el.localName === 'select' ? 'HTMLSelectElement' : 'HTMLInputElement';
+    const proto = (w[name] || globalThis[name]).prototype;
     Object.getOwnPropertyDescriptor(proto, 'value').set.call(el, v);
   };
   const setChecked = (el, want) => {
@@ -477,6 +784,30 @@
       if (el.checked !== want) { el.checked = want; fire(el, 'input'); fire(el, 'change'); }
     }
   };
+  // The element that has focus, through shadow roots and same-origin frames.
+  const deepActive = () => {
+    let el = document.activeElement;
+    for (let i = 0; el && i < 32; i++) {
+      const sr = shadowOf(el);
+      if (sr && sr.activeElement) { el = sr.activeElement; continue; }
+      if (isFrame(el)) { const d = inner(el); if (d && d.activeElement && d.activeElement !== d.body) { el = d.activeElement; continue; } }
+      break;
+    }
+    return el;
+  };
+  // selectContents focuses an editable element and selects what it holds,
+  // so text the engine types next replaces it.
+  const selectContents = (el) => {
+    el.focus();
+    const doc = el.ownerDocument;
+    const sel = (el.getRootNode().getSelection && el.getRootNode().getSelection()) || doc.getSelection();
+    const range = doc.createRange();
+    range.selectNodeContents(el);
+    sel.removeAllRanges();
+    sel.addRange(range);
+    const a = deepActive();
+    return a === el || composedContains(el, a);
+  };
   const formInput = (ref, value, expect) => {
     guard(expect);
     const el = byRef(ref);
@@ -484,12 +815,18 @@
     const desc = describe(el);
     if (el.disabled) throw new Fail('bad_params', `${ref} (${desc}) is disabled`);
     if (tag === 'select') {
-      const wanted = (Array.isArray(value) ? value : [value]).map((v) => String(v).trim().toLowerCase());
       const opts = [...el.options];
-      const pick = (w) => opts.find((o) => o.value.toLowerCase() === w) || opts.find((o) => clean(o.text).toLowerCase() === w) || opts.find((o) => clean(o.text).toLowerCase().includes(w));
+      let wanted = (Array.isArray(value) ? value : [value]).map((v) => clean(String(v)).toLowerCase());
+      const exact = (w) => opts.find((o) => o.value.toLowerCase() === w) || opts.find((o) => clean(o.text).toLowerCase() === w) || opts.find((o) => clean(o.label).toLowerCase() === w);
+      const pick = (w) => exact(w) || opts.find((o) => clean(o.text).toLowerCase().includes(w));
+      // "Red, Blue" names two options of a multi-select, unless one option is called that.
+      if (el.multiple && wanted.length === 1 && wanted[0].includes(',') && !exact(wanted[0])) wanted = wanted[0].split(',').map((w) => w.trim()).filter(Boolean);
+      if (!el.multiple && wanted.length > 1) throw new Fail('bad_params', `${ref} (${desc}) takes one option, not ${wanted.length}`);
       const chosen = wanted.map(pick);
       const missing = wanted.filter((w, i) => !chosen[i]);
       if (missing.length) throw new Fail('bad_params', `${ref} (${desc}) has no option ${q(missing[0])}; options: ${opts.slice(0, 20).map((o) => q(clean(o.text))).join(', ')}`);
+      const off = chosen.find((o) => o.disabled || (o.parentElement && o.parentElement.localName === 'optgroup' && o.parentElement.disabled));
+      if (off) throw new Fail('bad_params', `option ${q(clean(off.text))} of ${ref} (${desc}) is disabled`);
       if (el.multiple) for (const o of opts) o.selected = chosen.includes(o);
       else nativeSet(el, chosen[0].value);
       fire(el, 'input'); fire(el, 'change');
@@ -498,7 +835,8 @@
     if (tag === 'input' && (el.type === 'checkbox' || el.type === 'radio')) {
       if (el.type === 'radio' && typeof value === 'string' && !truthy(value) && !falsy(value)) {
         // A value naming another option of the same group selects that option.
-        const group = el.name ? [...(el.form || document).querySelectorAll('input[type=radio]')].filter((r) => r.name === el.name) : [el];
+        const scope = el.form || el.getRootNode();
+        const group = el.name ? [...scope.querySelectorAll('input[type=radio]')].filter((r) => r.name === el.name) : [el];
         const w = value.trim().toLowerCase();
         const target = group.find((r) => r.value.toLowerCase() === w) || group.find((r) => nameOf(r, 'radio').toLowerCase() === w);
         if (!target) throw new Fail('bad_params', `no radio button ${q(value)} in the group of ${ref}`);
@@ -514,6 +852,7 @@
     }
     if (tag === 'input' && el.type === 'file') throw new Fail('bad_params', `${ref} is a file input; use upload_file (or upload_image for a screenshot)`);
     if (tag === 'input' || tag === 'textarea') {
+      if (el.readOnly) throw new Fail('bad_params', `${ref} (${desc}) is read-only`);
       const v = value === null || value === undefined ? '' : String(value);
       el.focus();
       nativeSet(el, v);
@@ -523,18 +862,8 @@
       return { desc, now: el.type === 'password' ? `${v.length} characters` : clip(el.value, 80), kind: el.type === 'password' ? 'password' : 'text' };
     }
     if (el.isContentEditable) {
-      const v = value === null || value === undefined ? '' : String(value);
-      el.focus();
-      const sel = getSelection();
-      const range = document.createRange();
-      range.selectNodeContents(el);
-      sel.removeAllRanges();
-      sel.addRange(range);
-      if (!document.execCommand('insertText', false, v)) {
-        el.textContent = v;
-        el.dispatchEvent(new InputEvent('input', { bubbles: true, inputType: 'insertText', data: v }));
-      }
-      return { desc, now: clip(clean(el.innerText), 80), kind: 'contenteditable' };
+      // The engine types the text, so the editor's own input handling runs.
+      return { desc, kind: 'type', focused: selectContents(el) };
     }
     const role = roleOf(el);
     if (role === 'checkbox' || role === 'switch' || role === 'radio') {
@@ -543,6 +872,17 @@
       return { desc, now: el.getAttribute('aria-checked') === 'true' ? 'checked' : 'unchecked', kind: role };
     }
     throw new Fail('bad_params', `${ref} (${desc}) is not a form control`);
+  };
+  // prepareType selects an editable element's contents again after the
+  // engine clicked it into focus.
+  const prepareType = (ref) => {
+    const el = byRef(ref);
+    if (!el.isContentEditable) throw new Fail('bad_params', `${ref} is not editable`);
+    return { focused: selectContents(el) };
+  };
+  const valueOf = (ref) => {
+    const el = byRef(ref);
+    return { now: clip(clean(el.isContentEditable ? el.innerText : el.value || el.textContent), 80) };
   };
 
   // ---- upload_image
@@ -590,13 +930,17 @@
   // DataTransfer got from another world from the page's scripts.
   const dropMark = (ref, x, y, token, expect) => {
     guard(expect);
+    // x, y end as the point in the target's own document (frames, shadow
+    // roots), where the drop's events carry them.
     let target;
     if (ref) {
       target = byRef(ref);
-      if (!inView(center(target))) target.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-      ({ x, y } = center(target));
+      if (!inView(centerOf(target))) reveal(target);
+      const r = target.getBoundingClientRect();
+      x = r.left + r.width / 2; y = r.top + r.height / 2;
     } else {
-      target = document.elementFromPoint(x, y);
+      const hit = deepHit(x, y);
+      target = hit.el; x = hit.x; y = hit.y;
       if (!target) throw new Fail('bad_params', `nothing on the page at (${Math.round(x)}, ${Math.round(y)})`);
     }
     target.setAttribute('data-reins-drop', token);
@@ -655,6 +999,98 @@
     });
   };
 
+  // ---- drag and drop
+  const draggableOf = (el) => {
+    for (let n = el, i = 0; n && i < 1000; n = flatParent(n), i++) {
+      if (n.nodeType === 1 && n.getAttribute('draggable') === 'true') return n;
+    }
+    return null;
+  };
+  // dragArm notes whether the next drag gesture starts an HTML5 drag in the
+  // source's document, and whether the page cancelled it.
+  let dragSeen = null;
+  const armed = new WeakSet();
+  const dragArm = (ref, x, y) => {
+    const el = ref ? byRef(ref) : deepHit(x, y).el;
+    if (!el) throw new Fail('bad_params', `nothing on the page at (${Math.round(x)}, ${Math.round(y)})`);
+    const w = winOf(el);
+    dragSeen = null;
+    if (!armed.has(w)) {
+      w.addEventListener('dragstart', (e) => { dragSeen = e; }, true);
+      armed.add(w);
+    }
+    return { desc: describe(el) };
+  };
+  const dragState = () => ({ started: !!dragSeen, prevented: !!(dragSeen && dragSeen.defaultPrevented) });
+  // dragDrop plays an HTML5 drag and drop with synthetic DragEvents and one
+  // DataTransfer, for browsers where the engine cannot drive a native one.
+  // A source that is not draggable answers html5: false, and the engine
+  // drags with the mouse instead.
+  const dragDrop = (src, dst, x, y, expect) => {
+    guard(expect);
+    const s = byRef(src);
+    const source = draggableOf(s);
+    if (!source) return { html5: false };
+    let t, tx, ty;
+    if (dst) {
+      t = byRef(dst);
+      const r = t.getBoundingClientRect();
+      tx = r.left + r.width / 2; ty = r.top + r.height / 2;
+    } else {
+      const hit = deepHit(x, y);
+      t = hit.el; tx = hit.x; ty = hit.y;
+    }
+    if (!t) throw new Fail('bad_params', 'nothing to drop on at the target');
+    const sr = source.getBoundingClientRect();
+    const dt = new DataTransfer();
+    const at = (cx, cy) => ({ bubbles: true, cancelable: true, composed: true, clientX: cx, clientY: cy, dataTransfer: dt });
+    const sx = sr.left + sr.width / 2, sy = sr.top + sr.height / 2;
+    if (!source.dispatchEvent(new DragEvent('dragstart', at(sx, sy)))) return { html5: true, started: false, src: describe(source) };
+    source.dispatchEvent(new DragEvent('drag', at(sx, sy)));
+    t.dispatchEvent(new DragEvent('dragenter', at(tx, ty)));
+    const allowed = !t.dispatchEvent(new DragEvent('dragover', at(tx, ty)));
+    let dropped = false;
+    if (allowed) dropped = !t.dispatchEvent(new DragEvent('drop', at(tx, ty)));
+    else t.dispatchEvent(new DragEvent('dragleave', at(tx, ty)));
+    source.dispatchEvent(new DragEvent('dragend', Object.assign(at(tx, ty), { cancelable: false })));
+    return { html5: true, started: true, allowed, dropped, src: describe(source), dst: describe(t) };
+  };
+
+  // ---- hover
+  // hoverRules counts the style rules that change the element at a point,
+  // or its ancestors, on :hover: what a hover there would reveal. Sheets of
+  // other origins cannot be read and are skipped.
+  const hoverRules = (x, y) => {
+    const el = deepHit(x, y).el;
+    if (!el) return { rules: 0 };
+    const chain = [el, ...ancestry(el)].filter((n) => n.nodeType === 1);
+    let rules = 0, scanned = 0;
+    const visit = (list) => {
+      for (const rule of list) {
+        if (++scanned > 5000) return;
+        if (rule.cssRules && !rule.selectorText) { visit(rule.cssRules); continue; }
+        const sel = rule.selectorText;
+        if (!sel || !sel.includes(':hover')) continue;
+        for (const part of sel.split(',')) {
+          if (!part.includes(':hover')) continue;
+          const plain = part.split(':hover')[0].trim();
+          try {
+            if (!plain || chain.some((n) => n.matches(plain))) { rules++; break; }
+          } catch (e) { /* a selector this engine cannot test */ }
+        }
+      }
+    };
+    const docs = new Set(chain.map((n) => n.getRootNode()));
+    for (const d of docs) {
+      for (const sheet of [...(d.styleSheets || []), ...(d.adoptedStyleSheets || [])]) {
+        let list;
+        try { list = sheet.cssRules; } catch (e) { continue; }
+        if (list) visit(list);
+      }
+    }
+    return { rules };
+  };
+
   const info = () => ({ title: document.title });
 
   // ---- storage: the page's own local or session storage. At most
@@ -687,8 +1123,10 @@
     return { origin: location.origin, items, total: st.length };
   };
 
-  const fns = { tree, find, text, resolve, probe, scrollTo, viewport, quiet, formInput, setFile, info, storage,
-    fileTarget, fileNames, putFiles, dropMark, waitFor };
+  const fns = {
+    setup, tree, find, text, resolve, box, probe, scrollTo, viewport, quiet, formInput, prepareType, valueOf,
+    setFile, fileTarget, fileNames, putFiles, dropMark, waitFor, dragArm, dragState, dragDrop, hoverRules, info, storage,
+  };
 
   globalThis.__reins = {
     // element hands the engine the element of a ref as an object (Chromium:
@@ -696,14 +1134,15 @@
     element(ref) { return byRef(ref); },
     call(fn, args) {
       const base = () => ({ href: location.href, title: document.title });
+      const done = (o) => Object.assign(o, { n: nextRef });
       try {
         const v = fns[fn](...args);
         if (v && typeof v.then === 'function') {
-          return v.then((ok) => Object.assign(base(), { ok }), (e) => Object.assign(base(), { err: String(e && e.message || e), code: (e && e.code) || 'internal' }));
+          return v.then((ok) => done(Object.assign(base(), { ok })), (e) => done(Object.assign(base(), { err: String(e && e.message || e), code: (e && e.code) || 'internal' })));
         }
-        return Object.assign(base(), { ok: v });
+        return done(Object.assign(base(), { ok: v }));
       } catch (e) {
-        return Object.assign(base(), { err: String(e && e.message || e), code: (e && e.code) || 'internal' });
+        return done(Object.assign(base(), { err: String(e && e.message || e), code: (e && e.code) || 'internal' }));
       }
     },
   };

@@ -162,6 +162,7 @@ func pages() http.Handler {
 	mux.HandleFunc("/many", html(manyButtons))
 	mux.HandleFunc("/colors", html(colorsPage))
 	devtoolsPages(mux, html)
+	reachPages(mux, html)
 	mux.HandleFunc("/api/data", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"ok":true}`)

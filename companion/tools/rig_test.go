@@ -251,15 +251,20 @@ func only(evs []event, typ string) []event {
 	return out
 }
 
-var refRE = regexp.MustCompile(`\[(ref_\d+)\]`)
+var refRE = regexp.MustCompile(`\[(ref_(?:f\d+_)?\d+)\]`)
 
-// refFor finds the ref on the read_page line containing needle.
+// anyRefRE is a ref anywhere: in brackets on read_page lines, first on
+// find's.
+var anyRefRE = regexp.MustCompile(`ref_(?:f\d+_)?\d+`)
+
+// refFor finds the ref on the first line of a read_page or find answer
+// containing needle.
 func refFor(tb testing.TB, tree, needle string) string {
 	tb.Helper()
 	for _, l := range strings.Split(tree, "\n") {
 		if strings.Contains(l, needle) {
-			if m := refRE.FindStringSubmatch(l); m != nil {
-				return m[1]
+			if m := anyRefRE.FindString(l); m != "" {
+				return m
 			}
 		}
 	}

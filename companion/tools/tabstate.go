@@ -31,6 +31,8 @@ type tabState struct {
 	mu        sync.Mutex
 	mainFrame string
 	world     int // isolated-world execution context id; 0 = none
+	issued    int // highest ref number the main frame's helpers issued, across documents
+	frames    frameTable
 	watchers  map[*watcher]struct{}
 	console   *consoleLog
 	network   *networkLog
@@ -64,7 +66,7 @@ func (e *Engine) tabState(id int) (*tabState, error) {
 	ts := &tabState{
 		id: id, e: e, watchers: map[*watcher]struct{}{},
 		console: newConsoleLog(maxLogEntries, maxLogBytes), network: newNetworkLog(maxLogEntries, maxLogBytes),
-		docStatus: map[string]int{},
+		docStatus: map[string]int{}, frames: newFrameTable(),
 	}
 	// Subscribing under e.mu is safe: SubscribeTab never calls back
 	// synchronously, and handlers never take e.mu while the hub holds a lock.
@@ -179,6 +181,7 @@ func (ts *tabState) ensure(ctx context.Context, agent string) error {
 			return err
 		}
 	}
+	ts.autoAttach(ctx, agent, "")
 	ts.ready.Store(true)
 	return nil
 }
@@ -198,6 +201,7 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 		ts.dlReady.Store(false)
 		ts.mu.Lock()
 		ts.world = 0
+		ts.frames.detached()
 		ts.mu.Unlock()
 		ts.notify(ev)
 		return
@@ -208,7 +212,9 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 		return
 	}
 	if ev.SessionID != "" {
-		return // iframes and workers: not the page the tools drive
+		// Out-of-process frames: only what the frame worlds need.
+		ts.childEvent(ev)
+		return
 	}
 	switch ev.Method {
 	case "Runtime.consoleAPICalled", "Runtime.exceptionThrown", "Log.entryAdded":
@@ -244,12 +250,20 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 			if ts.world == p.ID {
 				ts.world = 0
 			}
+			ts.frames.contextGone("", p.ID)
 			ts.mu.Unlock()
 		}
 	case "Runtime.executionContextsCleared":
 		ts.mu.Lock()
 		ts.world = 0
+		ts.frames.contextGone("", 0)
 		ts.mu.Unlock()
+	case "Target.attachedToTarget", "Target.detachedFromTarget":
+		ts.targetEvent(ev)
+		return
+	case "Input.dragIntercepted":
+		ts.notify(ev)
+		return
 	case "Page.frameNavigated":
 		var p struct {
 			Frame struct {
@@ -257,10 +271,14 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 				ParentID string `json:"parentId"`
 			} `json:"frame"`
 		}
-		if json.Unmarshal(ev.Params, &p) == nil && p.Frame.ParentID == "" {
+		if json.Unmarshal(ev.Params, &p) == nil {
 			ts.mu.Lock()
-			ts.mainFrame = p.Frame.ID
-			ts.world = 0
+			if p.Frame.ParentID == "" {
+				ts.mainFrame = p.Frame.ID
+				ts.world = 0
+			} else {
+				ts.frames.navigated(p.Frame.ID)
+			}
 			ts.mu.Unlock()
 		}
 	}
@@ -391,6 +409,12 @@ func (ts *tabState) worldID(ctx context.Context, agent string) (int, error) {
 		return 0, wire.Errorf(wire.CodeInternal, "page helper failed to install: %s", res.ExceptionDetails.text())
 	}
 	ts.mu.Lock()
+	issued := ts.issued
+	ts.mu.Unlock()
+	if err := ts.setupWorld(ctx, agent, "", created.ID, "", issued); err != nil {
+		return 0, err
+	}
+	ts.mu.Lock()
 	ts.world = created.ID
 	ts.mu.Unlock()
 	return created.ID, nil
@@ -476,26 +500,47 @@ type helperReply struct {
 	Code  string          `json:"code"`
 	Href  string          `json:"href"`
 	Title string          `json:"title"`
+	// N is the last ref number the helper's world issued.
+	N int `json:"n"`
 }
 
-// helper calls page.js's function fn with args in the isolated world and
-// decodes its answer into out. href is the page's URL at the time of the
-// call, for the origin guard and observations.
+// helper calls page.js's function fn with args in the main frame's
+// isolated world and decodes its answer into out. href is the page's URL at
+// the time of the call, for the origin guard and observations.
 func (ts *tabState) helper(ctx context.Context, agent, fn string, out any, args ...any) (href string, err error) {
-	return ts.call(ctx, agent, fn, out, true, args...)
+	return ts.callIn(ctx, agent, nil, fn, out, true, args...)
 }
 
 // call is helper with a choice: retry in a fresh world when the document
 // changed under the call, or report that as an error.
 func (ts *tabState) call(ctx context.Context, agent, fn string, out any, retry bool, args ...any) (href string, err error) {
+	return ts.callIn(ctx, agent, nil, fn, out, retry, args...)
+}
+
+// callIn runs fn in the world of frame f (nil: the main frame). A frame's
+// href is the frame's own URL, not the tab's.
+func (ts *tabState) callIn(ctx context.Context, agent string, f *frameRec, fn string, out any, retry bool, args ...any) (href string, err error) {
 	cargs := make([]map[string]any, len(args))
 	for i, a := range args {
 		cargs[i] = map[string]any{"value": a}
 	}
 	for attempt := 0; ; attempt++ {
-		id, err := ts.worldID(ctx, agent)
+		var id int
+		var session string
+		if f == nil {
+			id, err = ts.worldID(ctx, agent)
+		} else {
+			id, session, err = ts.frameWorld(ctx, agent, f)
+		}
 		if err != nil {
 			return "", err
+		}
+		drop := func() {
+			if f == nil {
+				ts.dropWorld(id)
+			} else {
+				ts.dropFrameWorld(f, id)
+			}
 		}
 		var res evalResult
 		raw, err := ts.e.hub.CDP(ctx, ts.id, "Runtime.callFunctionOn", map[string]any{
@@ -505,11 +550,12 @@ func (ts *tabState) call(ctx context.Context, agent, fn string, out any, retry b
 			"returnByValue":       true,
 			"awaitPromise":        true,
 			"userGesture":         true,
-		}, "", agent)
+		}, session, agent)
 		if err != nil {
-			if retry && attempt == 0 && contextGone(err) {
-				// The document changed under us; make a world in the new one.
-				ts.dropWorld(id)
+			if retry && attempt == 0 && (contextGone(err) || f != nil && frameGone(err)) {
+				// The document changed under us (or the frame's session
+				// did); make a world in the new one.
+				drop()
 				continue
 			}
 			return "", fmt.Errorf("calling the page of tab %d: %w", ts.id, err)
@@ -523,7 +569,7 @@ func (ts *tabState) call(ctx context.Context, agent, fn string, out any, retry b
 				return "", wire.Errorf(wire.CodeInternal, "execution context was destroyed: %s", firstLine(msg))
 			}
 			if attempt == 0 && (strings.Contains(msg, "__reins") || strings.Contains(msg, "destroyed")) {
-				ts.dropWorld(id)
+				drop()
 				continue
 			}
 			return "", wire.Errorf(wire.CodeInternal, "page helper %s failed: %s", fn, firstLine(msg))
@@ -532,6 +578,7 @@ func (ts *tabState) call(ctx context.Context, agent, fn string, out any, retry b
 		if err := json.Unmarshal(res.Result.Value, &rep); err != nil {
 			return "", wire.Errorf(wire.CodeInternal, "page helper %s answered %s", fn, truncate(string(res.Result.Value), 200))
 		}
+		ts.noteIssued(f, rep.N)
 		if rep.Err != "" {
 			code := wire.Code(rep.Code)
 			if code == "" {

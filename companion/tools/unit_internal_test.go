@@ -27,7 +27,12 @@ func TestParseKeys(t *testing.T) {
 		{in: "space", want: "0| |Space|32| "},
 		{in: "a", want: "0|a|KeyA|65|a"},
 		{in: "A", want: "0|A|KeyA|65|A"},
-		{in: "ctrl+A", want: "10|A|KeyA|65|"},
+		{in: "ctrl+A", want: "2|a|KeyA|65|"},
+		{in: "Ctrl+K", want: "2|k|KeyK|75|"},
+		{in: "Cmd+Shift+P", want: "12|p|KeyP|80|"},
+		{in: "⌘+a", want: "4|a|KeyA|65|"},
+		{in: "Shift+Tab", want: "8|Tab|Tab|9|"},
+		{in: "CmdOrCtrl+s", want: "16|s|KeyS|83|"},
 		{in: "!", want: "8|!|Digit1|49|!"},
 		{in: "ctrl++", want: "10|+|Equal|187|"},
 		{in: "cmd+c", want: "4|c|KeyC|67|"},
@@ -55,7 +60,7 @@ func TestParseKeys(t *testing.T) {
 		var got []string
 		for _, c := range combos {
 			text := c.key.Text
-			if c.mods&(modCtrl|modAlt|modMeta) != 0 || c.modOnly {
+			if c.mods&(modCtrl|modAlt|modMeta|modPrimary) != 0 || c.modOnly {
 				text = ""
 			}
 			got = append(got, strings.Join([]string{itoa(c.mods), c.key.Key, c.key.Code, itoa(c.key.VK), text}, "|"))
@@ -68,7 +73,7 @@ func TestParseKeys(t *testing.T) {
 
 func TestKeyEvents(t *testing.T) {
 	combos, _ := parseKeys("ctrl+shift+a")
-	evs := combos[0].events()
+	evs := combos[0].events(false)
 	var seq []string
 	for _, e := range evs {
 		seq = append(seq, e["type"].(string)+":"+e["key"].(string)+":"+itoa(e["modifiers"].(int)))
@@ -76,12 +81,12 @@ func TestKeyEvents(t *testing.T) {
 			t.Errorf("a shortcut types text: %v", e)
 		}
 	}
-	want := "rawKeyDown:Control:2 rawKeyDown:Shift:10 rawKeyDown:a:10 keyUp:a:10 keyUp:Shift:2 keyUp:Control:0"
+	want := "rawKeyDown:Control:2 rawKeyDown:Shift:10 rawKeyDown:A:10 keyUp:A:10 keyUp:Shift:2 keyUp:Control:0"
 	if g := strings.Join(seq, " "); g != want {
 		t.Fatalf("events = %s\nwant     %s", g, want)
 	}
 	combos, _ = parseKeys("shift+a")
-	evs = combos[0].events()
+	evs = combos[0].events(false)
 	if evs[1]["type"] != "keyDown" || evs[1]["text"] != "A" || evs[1]["key"] != "A" {
 		t.Fatalf("shift+a = %v", evs[1])
 	}

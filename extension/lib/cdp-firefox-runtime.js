@@ -47,6 +47,21 @@ function runtimeAnswer(thrown) {
   return { result: details.exception, exceptionDetails: details };
 }
 
+/**
+ * The webNavigation frame id behind a DevTools frame id of the adapter: the
+ * main frame is "main-<tab>", any other frame its webNavigation id as a
+ * string (the tool engine's page helper names frames that way too, with
+ * runtime.getFrameId).
+ */
+export function frameNumber(tabId, frameId) {
+  if (frameId === undefined || frameId === null || frameId === '' || frameId === `main-${tabId}`) return 0;
+  if (typeof frameId === 'string' && /^[1-9]\d{0,15}$/.test(frameId)) return Number(frameId);
+  // The network domain's name for a frame.
+  const sub = typeof frameId === 'string' ? /^sub-(\d+)-([1-9]\d{0,15})$/.exec(frameId) : null;
+  if (sub && Number(sub[1]) === tabId) return Number(sub[2]);
+  throw badParams(`No frame with given id found: ${frameId}`);
+}
+
 /** The page's own id of an object this tab's MAIN world holds ("ff.<tab>.<id>"). */
 function localObjectId(tabId, id) {
   const m = typeof id === 'string' ? /^ff\.(\d+)\.(\d+)$/.exec(id) : null;
@@ -131,10 +146,18 @@ export function runtimeDomain(fx, { consoleSwitch }) {
   const methods = {
     async 'Page.createIsolatedWorld'(tabId, p) {
       // The content-script world is Firefox's isolated world; its identity
-      // is the document it lives in.
-      const r = await fx.inject(tabId, { func: () => 0 });
+      // is the document it lives in, in the top frame or any other.
+      const frameId = frameNumber(tabId, p.frameId);
+      let r;
+      try {
+        r = await fx.inject(tabId, { func: () => 0, frameId });
+      } catch (err) {
+        // A frame that left the page: say so as Chromium does.
+        if (frameId !== 0 && err instanceof WireError && /Cannot find context/.test(err.message)) throw badParams(`No frame with given id found: ${p.frameId}`);
+        throw err;
+      }
       const id = nextContext++;
-      contexts.set(id, { tabId, documentId: r.documentId ?? null, name: typeof p.worldName === 'string' ? p.worldName : '' });
+      contexts.set(id, { tabId, frameId, documentId: r.documentId ?? null, name: typeof p.worldName === 'string' ? p.worldName : '' });
       return { executionContextId: id };
     },
 
@@ -155,7 +178,7 @@ export function runtimeDomain(fx, { consoleSwitch }) {
           throw new WireError(Codes.unknownMethod, 'Firefox adapter does not support Runtime.callFunctionOn with arbitrary functions in an isolated world: Firefox forbids eval there');
         }
         const r = await untilLeft(tabId, ctx.documentId ?? null,
-          fx.inject(tabId, { func: helperInvoke, args: [fn, argumentValues(p.arguments)], documentId: ctx.documentId ?? undefined }));
+          fx.inject(tabId, { func: helperInvoke, args: [fn, argumentValues(p.arguments)], documentId: ctx.documentId ?? undefined, frameId: ctx.frameId }));
         if (r.error !== undefined && r.error !== null) return runtimeAnswer(errorThrown(r.error));
         return { result: r.result === undefined ? { type: 'undefined' } : { type: 'object', value: r.result } };
       }
@@ -194,7 +217,7 @@ export function runtimeDomain(fx, { consoleSwitch }) {
             `Firefox adapter does not support Runtime.evaluate of arbitrary code in an isolated world (Firefox forbids eval there); only the tool engine's page helper, shipped as ${TOOLS_HELPER_FILE}, can be installed, and the companion sent a different one: update the extension`,
           );
         }
-        const r = await fx.inject(tabId, { files: [TOOLS_HELPER_FILE], documentId: ctx.documentId ?? undefined });
+        const r = await fx.inject(tabId, { files: [TOOLS_HELPER_FILE], documentId: ctx.documentId ?? undefined, frameId: ctx.frameId });
         if (r.error !== undefined && r.error !== null) return runtimeAnswer(errorThrown(r.error));
         return { result: { type: 'undefined' } };
       }

@@ -1,7 +1,8 @@
 // Scripts in pages for the Firefox adapter: scripting.executeScript in a
-// tab's top document, its failures as coded errors, and calls into the
-// adapter's page side (firefox-isolated.js) in the isolated world. Every
-// domain that touches a page goes through here.
+// tab's document (the top one unless a frame or document is named), its
+// failures as coded errors, and calls into the adapter's page side
+// (firefox-isolated.js) in the isolated world. Every domain that touches a
+// page goes through here.
 
 import { WireError, Codes } from './frames.js';
 import { unsupportedReason } from './urlrules.js';
@@ -33,9 +34,9 @@ function injectError(tabId, err) {
  * @returns {{inject:Function, isolated:Function}}
  */
 export function createScripting({ browser }) {
-  /** Runs a function or files in the tab's top document; returns the InjectionResult (error included). */
-  async function inject(tabId, { func, args, files, world = 'ISOLATED', documentId, immediately = false }) {
-    const target = documentId ? { tabId, documentIds: [documentId] } : { tabId, frameIds: [0] };
+  /** Runs a function or files in a document of the tab (by default its top one); returns the InjectionResult (error included). */
+  async function inject(tabId, { func, args, files, world = 'ISOLATED', documentId, frameId = 0, immediately = false }) {
+    const target = documentId ? { tabId, documentIds: [documentId] } : { tabId, frameIds: [frameId] };
     const details = { target, world };
     if (files) details.files = files;
     else {

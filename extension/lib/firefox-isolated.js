@@ -17,14 +17,18 @@
 
   // ---- targets
 
-  /** The element at a viewport point, looking into open shadow roots and same-origin frames. */
+  // Content scripts see closed shadow roots too.
+  const shadowOf = (el) => el.openOrClosedShadowRoot || el.shadowRoot || null;
+
+  /** The element at a viewport point, looking into shadow roots and same-origin frames. */
   const deepTarget = (x, y) => {
     let el = document.elementFromPoint(x, y);
     let ox = 0;
     let oy = 0;
     for (let i = 0; el && i < 32; i++) {
-      if (el.shadowRoot) {
-        const inner = el.shadowRoot.elementFromPoint(x - ox, y - oy);
+      const sr = shadowOf(el);
+      if (sr) {
+        const inner = sr.elementFromPoint(x - ox, y - oy);
         if (inner && inner !== el) {
           el = inner;
           continue;
@@ -60,8 +64,9 @@
   const deepActive = () => {
     let el = document.activeElement;
     for (let i = 0; el && i < 32; i++) {
-      if (el.shadowRoot && el.shadowRoot.activeElement) {
-        el = el.shadowRoot.activeElement;
+      const sr = shadowOf(el);
+      if (sr && sr.activeElement) {
+        el = sr.activeElement;
         continue;
       }
       if (el.localName === 'iframe' || el.localName === 'frame') {
@@ -79,6 +84,42 @@
       break;
     }
     return el || document.body || document.documentElement;
+  };
+
+  // ---- frames of other origins: the adapter forwards input to them
+
+  const isFrame = (el) => !!el && (el.localName === 'iframe' || el.localName === 'frame');
+  /** A frame whose document this script cannot reach (another origin, a sandbox). */
+  const opaque = (el) => {
+    if (!isFrame(el)) return false;
+    try {
+      return !el.contentDocument;
+    } catch {
+      return true;
+    }
+  };
+  /** The frame's id for scripting.executeScript, or 0 if Firefox has none for it yet. */
+  const frameIdOf = (el) => {
+    try {
+      const id = browser.runtime.getFrameId(el);
+      return typeof id === 'number' && id > 0 ? id : 0;
+    } catch {
+      return 0;
+    }
+  };
+  /** Where the frame's content starts, in its own document's viewport. */
+  const contentOrigin = (fe) => {
+    const r = fe.getBoundingClientRect();
+    const cs = getComputedStyle(fe);
+    return { x: r.left + fe.clientLeft + (parseFloat(cs.paddingLeft) || 0), y: r.top + fe.clientTop + (parseFloat(cs.paddingTop) || 0) };
+  };
+  /** Input for the frame el shows, if this document cannot reach into it. */
+  const forwardTo = (el, x, y) => {
+    if (!opaque(el)) return null;
+    const frameId = frameIdOf(el);
+    if (!frameId) return null;
+    const o = contentOrigin(el);
+    return { frameId, x: x - o.x, y: y - o.y };
   };
 
   const parentOf = (n) => n.parentNode || (n.host instanceof Element ? n.host : null) || (n.defaultView && n.defaultView.frameElement) || null;
@@ -281,6 +322,13 @@
     const hit = deepTarget(plan.x, plan.y);
     const t = hit.el;
     const init = { ...plan.init, clientX: hit.x, clientY: hit.y };
+    const forward = forwardTo(t, hit.x, hit.y);
+    if (forward) {
+      // The pointer is over the frame element here; the frame's own
+      // document gets the event.
+      if (plan.kind === 'move' || plan.kind === 'wheel') hoverTo(t, { ...init, button: 0, detail: 0 });
+      return { target: t.localName, forward };
+    }
     switch (plan.kind) {
       case 'move': {
         hoverTo(t, init);
@@ -580,6 +628,8 @@
 
   const key = (plan) => {
     const el = deepActive();
+    const forward = forwardTo(el, 0, 0);
+    if (forward) return { target: el.localName, forward };
     let go = true;
     for (const ev of plan.events) {
       // A cancelled keydown cancels the keypress and the default action.
@@ -594,6 +644,8 @@
 
   const insertText = (text) => {
     const el = deepActive();
+    const forward = forwardTo(el, 0, 0);
+    if (forward) return { target: el.localName, forward };
     return { inserted: insert(el, text), target: el.localName };
   };
 

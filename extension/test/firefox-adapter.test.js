@@ -391,3 +391,55 @@ test('a download Firefox announces before its request is laid at the tab whose p
   browser.downloads.onCreated.fire({ id: 10, url: 'http://127.0.0.1:9/code.txt', referrer: 'http://127.0.0.1:9/task/download', filename: '/d/code.txt' });
   assert.deepEqual(events.filter(([, m]) => m === 'Page.downloadWillBegin').map(([, , p]) => p.downloadId), [10]);
 });
+
+test('a frame of another origin gets an isolated world of its own, found by its webNavigation id', async () => {
+  const { cdp, browser } = adapter({ helper: 'HELPER' });
+  await cdp.attach(1);
+  const { executionContextId: ctx } = await cdp.send(1, 'Page.createIsolatedWorld', { frameId: '17', worldName: 'reins' });
+  const first = browser._calls.filter(([c]) => c === 'executeScript').at(-1)[1];
+  assert.deepEqual(first.target, { tabId: 1, frameIds: [17] });
+  await cdp.send(1, 'Runtime.evaluate', { expression: 'HELPER', contextId: ctx });
+  assert.deepEqual(browser._calls.at(-1)[1].target, { tabId: 1, documentIds: ['doc-1'] }, 'the helper goes into that frame\'s document');
+  // The network domain's names for frames are taken too; the main frame by its name.
+  await cdp.send(1, 'Page.createIsolatedWorld', { frameId: 'sub-1-23' });
+  assert.deepEqual(browser._calls.at(-1)[1].target, { tabId: 1, frameIds: [23] });
+  await cdp.send(1, 'Page.createIsolatedWorld', { frameId: 'main-1' });
+  assert.deepEqual(browser._calls.at(-1)[1].target, { tabId: 1, frameIds: [0] });
+  for (const bad of ['sub-2-23', 'frame-x', '0x10', '-3']) {
+    await rejectsCode(cdp.send(1, 'Page.createIsolatedWorld', { frameId: bad }), 'bad_params', /No frame/);
+  }
+});
+
+test('a frame that left the page is reported as gone, as Chromium does', async () => {
+  const { cdp } = adapter({
+    run: (d) => {
+      if (d.target.frameIds && d.target.frameIds[0] === 31) throw new Error('Frame not found, or missing host permission');
+      return {};
+    },
+  });
+  await cdp.attach(1);
+  await rejectsCode(cdp.send(1, 'Page.createIsolatedWorld', { frameId: '31' }), 'bad_params', /No frame with given id found/);
+});
+
+test('input that lands on a frame of another origin is sent again inside that frame', async () => {
+  const hops = [];
+  const { cdp, browser } = adapter({
+    run: (d) => {
+      if (d.files) return {};
+      const frame = d.target.frameIds?.[0] ?? 0;
+      const [op, [plan]] = d.args;
+      hops.push([frame, op, plan && plan.x, plan && plan.y]);
+      // The top document finds a frame at the point; that frame handles it.
+      if (frame === 0) return { result: { value: { target: 'iframe', forward: { frameId: 9, x: 15, y: 25 } } } };
+      return { result: { value: { target: 'button' } } };
+    },
+  });
+  await cdp.attach(1);
+  await cdp.send(1, 'Input.dispatchMouseEvent', { type: 'mousePressed', x: 115, y: 225, button: 'left', clickCount: 1 });
+  assert.deepEqual(hops, [[0, 'mouse', 115, 225], [9, 'mouse', 15, 25]]);
+  const inner = browser._calls.filter(([c]) => c === 'executeScript').at(-1)[1].args[1][0];
+  assert.equal(inner.init.clientX, 15, 'the event carries the frame\'s own coordinates');
+  hops.length = 0;
+  await cdp.send(1, 'Input.insertText', { text: 'hi' });
+  assert.deepEqual(hops.map(([f, op]) => [f, op]), [[0, 'insertText'], [9, 'insertText']]);
+});

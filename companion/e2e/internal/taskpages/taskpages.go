@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path"
+	"strings"
 	"sync"
 )
 
@@ -75,6 +76,17 @@ func (s *Server) URL(p string) string { return s.main.URL + p }
 
 // OtherURL is the address of p on the second origin.
 func (s *Server) OtherURL(p string) string { return s.other.URL + p }
+
+// CrossSiteURL is the address of p on the second server under the name
+// localhost: another site to the browser, so Chromium renders a frame of it
+// in a process of its own (an out-of-process frame), as it does a real
+// third-party widget.
+func (s *Server) CrossSiteURL(p string) string { return s.CrossSiteOrigin() + p }
+
+// CrossSiteOrigin is the origin of CrossSiteURL.
+func (s *Server) CrossSiteOrigin() string {
+	return strings.Replace(s.other.URL, "127.0.0.1", "localhost", 1)
+}
 
 // Origin and OtherOrigin are the two origins.
 func (s *Server) Origin() string      { return s.main.URL }
