@@ -287,7 +287,6 @@ func (c *call) after(ctx context.Context, ts *tabState, w *watcher, tabID int, l
 	if err != nil {
 		return nil, err
 	}
-	lines = append(lines, st.dialogs...)
 	switch {
 	case st.navigated:
 		c.observe(tabID, st.href)

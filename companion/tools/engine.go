@@ -49,6 +49,10 @@ type Options struct {
 	// (default 30 ms).
 	SettleTimeout time.Duration
 	QuietWindow   time.Duration
+	// DialogTimeout is how long a dialog in an agent's tab waits for an
+	// answer before Reins dismisses it (the person's setting, read when a
+	// dialog opens; DefaultDialogTimeout when nil).
+	DialogTimeout func() time.Duration
 }
 
 // Engine runs the tool catalog against the hub's browsers.
@@ -60,7 +64,7 @@ type Engine struct {
 	tools   map[string]*tool
 	catalog []Info
 
-	bg sync.WaitGroup // dialog handlers started from event callbacks
+	bg sync.WaitGroup // dismissals of unanswered dialogs, started from timers
 
 	mu     sync.Mutex
 	tabs   map[int]*tabState
@@ -98,6 +102,7 @@ func NewEngine(opts Options) *Engine {
 var families = []func(*Engine){
 	registerTabs, registerNavigate, registerComputer, registerRead, registerForm,
 	registerJS, registerLogs, registerWindow, registerUpload, registerMisc, registerBatch,
+	registerDialog, registerTab,
 }
 
 // Catalog lists every tool, sorted by name.
@@ -158,12 +163,22 @@ func (c *call) run(ctx context.Context, name string, args json.RawMessage) (res 
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
+	start := time.Now()
 	r, err := t.invoke(ctx, c, args)
 	if err != nil {
-		return errorResult(err)
+		// A dialog the call's action opened is its outcome, not a failure.
+		if r = c.dialogOutcome(err, args, start); r == nil {
+			return errorResult(err)
+		}
 	}
 	if r == nil {
 		r = &Result{Content: []Content{}}
+	}
+	if ts := c.e.existingTab(c.tabID); ts != nil && name != "browser_batch" {
+		if t.info.Mutating {
+			addLines(r, c.openedLines(ctx, ts, start))
+		}
+		c.remind(ts, r, start)
 	}
 	return r
 }
@@ -304,6 +319,9 @@ func (c *call) page(ctx context.Context, id int, a access) (*tabState, hub.Tab, 
 	if err != nil {
 		return nil, hub.Tab{}, err
 	}
+	if err := c.dialogCheck(ts); err != nil {
+		return nil, hub.Tab{}, err
+	}
 	if err := ts.ensure(ctx, c.s.Label); err != nil {
 		return nil, hub.Tab{}, err
 	}
@@ -322,8 +340,17 @@ func (c *call) cdp(ctx context.Context, tabID int, method string, params any, ou
 		ctx, cancel = context.WithTimeout(ctx, inputTimeout)
 		defer cancel()
 	}
-	raw, err := c.e.hub.CDP(ctx, tabID, method, params, "", c.s.Label)
+	var raw json.RawMessage
+	var err error
+	if ts := c.e.existingTab(tabID); ts != nil {
+		raw, err = ts.cmd(ctx, c.s.Label, method, params)
+	} else {
+		raw, err = c.e.hub.CDP(ctx, tabID, method, params, "", c.s.Label)
+	}
 	if err != nil {
+		if wire.CodeOf(err) == wire.CodeDialogOpen {
+			return err
+		}
 		if wire.CodeOf(err) == wire.CodeTimeout && (strings.HasPrefix(method, "Input.") || method == "Page.captureScreenshot") {
 			return wire.Errorf(wire.CodeTimeout, "tab %d did not answer %s: the tab may be hidden behind another tab or its page is hung", tabID, method)
 		}

@@ -171,9 +171,9 @@ func wantCode(t *testing.T, res *tools.Result, code wire.Code) string {
 }
 
 var catalogNames = []string{
-	"browser_batch", "computer", "find", "form_input", "get_page_text", "gif_creator", "javascript_tool", "navigate",
+	"browser_batch", "computer", "dialog", "find", "form_input", "get_page_text", "gif_creator", "javascript_tool", "navigate",
 	"read_console_messages", "read_network_requests", "read_page", "resize_window", "shortcuts_execute", "shortcuts_list",
-	"switch_browser", "tabs_context_mcp", "tabs_create_mcp", "update_plan", "upload_image",
+	"switch_browser", "tab", "tabs_context_mcp", "tabs_create_mcp", "update_plan", "upload_image",
 }
 
 func TestCatalog(t *testing.T) {

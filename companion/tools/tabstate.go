@@ -34,6 +34,8 @@ type tabState struct {
 	console   *consoleLog
 	network   *networkLog
 	docStatus map[string]int // loaderId → HTTP status of the main document
+	dlg       dialogState    // the dialog the page shows (dialog.go)
+	pop       popupState     // the tabs the page opened (tab.go)
 	gone      bool
 }
 
@@ -72,6 +74,9 @@ func (ts *tabState) stop() {
 	ts.cancel()
 	ts.mu.Lock()
 	ts.gone = true
+	if d := ts.dlg.current; d != nil && d.timer != nil {
+		d.timer.Stop()
+	}
 	ws := make([]*watcher, 0, len(ts.watchers))
 	for w := range ts.watchers {
 		ws = append(ws, w)
@@ -108,6 +113,14 @@ func (ts *tabState) ensure(ctx context.Context, agent string) error {
 			return fmt.Errorf("preparing tab %d (%s): %w", ts.id, step.method, err)
 		}
 	}
+	if t, b, err := ts.e.hub.Tab(ts.id); err == nil && agentTab(t) && b.Engine() == wire.EngineChromium {
+		// An agent's tab keeps rendering, its timers running and its input
+		// answered when another tab comes to its window's front: Chromium
+		// treats a focus-emulated page as visible.
+		if _, err := ts.e.hub.CDP(ctx, ts.id, "Emulation.setFocusEmulationEnabled", map[string]any{"enabled": true}, "", agent); err != nil {
+			ts.e.log.Debug("focus emulation not available", "tab", ts.id, "agent", agent, "err", err)
+		}
+	}
 	if _, err := ts.mainFrameNow(ctx, agent); err != nil {
 		return fmt.Errorf("preparing tab %d: %w", ts.id, err)
 	}
@@ -130,7 +143,13 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 		ts.mu.Lock()
 		ts.world = 0
 		ts.mu.Unlock()
+		// Detached, Reins can no longer answer a dialog; the browser shows
+		// it to the person.
+		ts.dialogGone()
 		ts.notify(ev)
+		return
+	case hub.TabOpened:
+		ts.tabOpened(ev.Tab)
 		return
 	case hub.TabClosed, hub.TabGone:
 		ts.e.dropTab(ts)
@@ -157,7 +176,11 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 		}
 		return
 	case "Page.javascriptDialogOpening":
-		ts.dialog(ev.Params)
+		ts.dialogOpening(ev.Params)
+	case "Page.javascriptDialogClosed":
+		ts.dialogGone()
+	case "Page.windowOpen":
+		ts.windowOpened(ev.Params)
 	case "Runtime.executionContextDestroyed":
 		var p struct {
 			ID int `json:"executionContextId"`
@@ -190,46 +213,6 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 	if strings.HasPrefix(ev.Method, "Page.") || ev.Method == "Runtime.executionContextsCleared" {
 		ts.notify(ev)
 	}
-}
-
-// dialog answers a JavaScript dialog, which would otherwise block the page
-// and every call waiting on it. Alerts and leave-page prompts are accepted;
-// confirm and prompt are dismissed, the cautious answer, and the agent
-// reads what they said in the action's result and the console.
-func (ts *tabState) dialog(params json.RawMessage) {
-	var p struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return
-	}
-	accept := p.Type == "alert" || p.Type == "beforeunload"
-	verdict := "dismissed"
-	if accept {
-		verdict = "accepted"
-	}
-	note, _ := json.Marshal(map[string]any{"entry": map[string]any{
-		"source": "dialog", "level": "warning", "text": fmt.Sprintf("%s dialog %q was %s by Reins", p.Type, p.Message, verdict),
-	}})
-	ts.console.add("Log.entryAdded", note)
-	// Add under ts.mu, so it cannot race with Close: stop marks the tab
-	// gone under the same lock before Close waits.
-	ts.mu.Lock()
-	if ts.gone {
-		ts.mu.Unlock()
-		return
-	}
-	ts.e.bg.Add(1)
-	ts.mu.Unlock()
-	go func() {
-		defer ts.e.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), inputTimeout)
-		defer cancel()
-		if _, err := ts.e.hub.CDP(ctx, ts.id, "Page.handleJavaScriptDialog", map[string]any{"accept": accept}, "", "reins"); err != nil {
-			ts.e.log.Warn("could not answer a dialog", "tab", ts.id, "type", p.Type, "err", err)
-		}
-	}()
 }
 
 func (ts *tabState) notify(ev hub.TabEvent) {
@@ -286,13 +269,16 @@ func (ts *tabState) worldID(ctx context.Context, agent string) (int, error) {
 		// A world asked for while the frame swaps documents can go
 		// unanswered; ask again for the frame as it is now.
 		actx, cancel := context.WithTimeout(ctx, worldTimeout)
-		raw, err := ts.e.hub.CDP(actx, ts.id, "Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": worldName}, "", agent)
+		raw, err := ts.cmd(actx, agent, "Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": worldName})
 		cancel()
 		if err == nil {
 			if err := json.Unmarshal(raw, &created); err != nil || created.ID == 0 {
 				return 0, wire.Errorf(wire.CodeInternal, "Page.createIsolatedWorld returned no context")
 			}
 			break
+		}
+		if wire.CodeOf(err) == wire.CodeDialogOpen {
+			return 0, err
 		}
 		if attempt == 2 || ctx.Err() != nil || (wire.CodeOf(err) != wire.CodeTimeout && !strings.Contains(err.Error(), "rame")) {
 			return 0, fmt.Errorf("preparing the page of tab %d: %w", ts.id, err)
@@ -303,8 +289,11 @@ func (ts *tabState) worldID(ctx context.Context, agent string) (int, error) {
 		}
 	}
 	var res evalResult
-	raw, err := ts.e.hub.CDP(ctx, ts.id, "Runtime.evaluate", map[string]any{"expression": pageJS, "contextId": created.ID, "returnByValue": true}, "", agent)
+	raw, err := ts.cmd(ctx, agent, "Runtime.evaluate", map[string]any{"expression": pageJS, "contextId": created.ID, "returnByValue": true})
 	if err != nil {
+		if wire.CodeOf(err) == wire.CodeDialogOpen {
+			return 0, err
+		}
 		return 0, fmt.Errorf("installing the page helper in tab %d: %w", ts.id, err)
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
@@ -421,19 +410,22 @@ func (ts *tabState) call(ctx context.Context, agent, fn string, out any, retry b
 			return "", err
 		}
 		var res evalResult
-		raw, err := ts.e.hub.CDP(ctx, ts.id, "Runtime.callFunctionOn", map[string]any{
+		raw, err := ts.cmd(ctx, agent, "Runtime.callFunctionOn", map[string]any{
 			"functionDeclaration": helperDeclaration(fn),
 			"executionContextId":  id,
 			"arguments":           cargs,
 			"returnByValue":       true,
 			"awaitPromise":        true,
 			"userGesture":         true,
-		}, "", agent)
+		})
 		if err != nil {
 			if retry && attempt == 0 && contextGone(err) {
 				// The document changed under us; make a world in the new one.
 				ts.dropWorld(id)
 				continue
+			}
+			if wire.CodeOf(err) == wire.CodeDialogOpen {
+				return "", err
 			}
 			return "", fmt.Errorf("calling the page of tab %d: %w", ts.id, err)
 		}

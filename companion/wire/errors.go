@@ -30,6 +30,14 @@ const (
 	// CodeBusy: a peer already has as many commands running and waiting as
 	// it may; the command did not run.
 	CodeBusy Code = "busy"
+	// CodeDialogOpen: the tab shows a JavaScript dialog (alert, confirm,
+	// prompt, beforeunload) that blocks its page; nothing ran, and nothing
+	// that needs the page can until the dialog is answered.
+	CodeDialogOpen Code = "dialog_open"
+	// CodeUnsupported: this browser cannot do what was asked at all, for
+	// example answer a page's dialog in Firefox, whose WebExtensions cannot
+	// see one.
+	CodeUnsupported Code = "unsupported"
 )
 
 // Codes lists every code, for tests and documentation.
@@ -38,6 +46,7 @@ var Codes = []Code{
 	CodeTabNotInSession, CodeNoSuchSession, CodeNoSuchBrowser, CodeAttachFailed,
 	CodeRestrictedURL, CodeBlockedURL, CodeNavigatedAway, CodeTimeout,
 	CodeInternal, CodePaused, CodeNotShared, CodeUnauthorized, CodeBusy,
+	CodeDialogOpen, CodeUnsupported,
 }
 
 // Sentinel errors, one per code. Wrap them with %w; CodeOf finds the code.
@@ -59,6 +68,8 @@ var (
 	ErrNotShared       = &Error{Code: CodeNotShared, Message: "tab is not shared"}
 	ErrUnauthorized    = &Error{Code: CodeUnauthorized, Message: "unauthorized"}
 	ErrBusy            = &Error{Code: CodeBusy, Message: "too many commands"}
+	ErrDialogOpen      = &Error{Code: CodeDialogOpen, Message: "a dialog is open"}
+	ErrUnsupported     = &Error{Code: CodeUnsupported, Message: "not supported by this browser"}
 )
 
 // Error is an error with a wire code. Two Errors match under errors.Is when
