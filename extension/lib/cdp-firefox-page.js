@@ -235,5 +235,10 @@ export function pageDomain(fx) {
     tabClosed(tabId) {
       notify(tabId, { kind: 'closed' });
     },
+    createdNavigationTarget(d) {
+      // Whether a person's gesture opened it is not reported; the engine
+      // reads only the URL.
+      fx.emitIf(d.sourceTabId, 'Page', 'Page.windowOpen', { url: d.url ?? '', windowName: '', windowFeatures: [], userGesture: false });
+    },
   };
 }

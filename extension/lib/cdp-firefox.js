@@ -73,6 +73,7 @@ const STATE_KEY = 'firefoxCdp';
  * - committed(d, loaderId, st): a new document; st when the tab is attached;
  * - domContentLoaded(d), completed(d), navigationFailed(d): its progress;
  * - sameDocument(d, navigationType): a fragment or history API move;
+ * - createdNavigationTarget(d): a page opened a tab or window (d.sourceTabId);
  * - tabClosed(tabId): the tab is gone, attached or not;
  * - released(tabId, st): an attached tab was detached or closed.
  */
@@ -232,6 +233,7 @@ export function createFirefoxCdp(browser, o = {}) {
       });
     wn.onReferenceFragmentUpdated.addListener(sameDoc('fragment'));
     wn.onHistoryStateUpdated.addListener(sameDoc('historyApi'));
+    wn.onCreatedNavigationTarget?.addListener((d) => hook('createdNavigationTarget', d));
   }
 
   browser.tabs.onRemoved.addListener((tabId) => {

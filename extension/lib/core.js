@@ -180,6 +180,62 @@ export class Core {
     return tab;
   }
 
+  /**
+   * A tab was opened from another (a target=_blank link, window.open, a
+   * middle-click). From a shared tab it is shared the same way: an agent's
+   * tab's opens are that agent's, in its group; a tab the person shared by
+   * hand opens tabs the person shares, which every agent sees. Both the
+   * tab event and the navigation event report the opener, so this runs once
+   * per tab whichever comes first.
+   *
+   * A page opened from an agent's tab that took the front of its opener's
+   * window moves to a window of its own (Chromium only): Chromium renders
+   * only the active tab of a window, and the agent usually keeps working in
+   * both.
+   * @param {number} tabId
+   * @param {number} openerId
+   */
+  async tabOpened(tabId, openerId) {
+    await this.ready;
+    if (!Number.isSafeInteger(tabId) || !Number.isSafeInteger(openerId)) return;
+    if (!this.sharing.shareOpened(tabId, openerId)) return;
+    this.persist();
+    // Tell the companion now rather than after the coalescing delay: the
+    // action that opened the tab is waiting to name it.
+    this.listTabs().then(
+      (tabs) => this.emit('tabs', tabs),
+      (err) => this.log.warn('reins: cannot list tabs', err),
+    );
+    this.onStateChange();
+    let tab;
+    let opener;
+    try {
+      [tab, opener] = await Promise.all([this.chrome.tabs.get(tabId), this.chrome.tabs.get(openerId)]);
+    } catch {
+      return; // one of them closed already
+    }
+    const owner = this.sharing.ownerOf(tabId);
+    if (this.sharing.isAgent(tabId) && this.engine === 'chromium' && tab.active && tab.windowId === opener.windowId) {
+      try {
+        tab = (await this.chrome.windows.create({ tabId })).tabs?.find((t) => t.id === tabId) ?? (await this.chrome.tabs.get(tabId));
+      } catch (err) {
+        this.log.warn('reins: cannot move an opened tab to its own window', tabId, err);
+      }
+    }
+    await this.groupTab(tab, await this.groupTitleOf(opener), owner);
+    this.pushOverlay(tabId);
+  }
+
+  /** The title of the group a tab is in, or the default group's. */
+  async groupTitleOf(tab) {
+    if (!this.chrome.tabGroups || typeof tab.groupId !== 'number' || tab.groupId < 0) return DEFAULT_GROUP;
+    try {
+      return (await this.chrome.tabGroups.get(tab.groupId)).title || DEFAULT_GROUP;
+    } catch {
+      return DEFAULT_GROUP;
+    }
+  }
+
   async unshare(tabId, reason = 'unshared') {
     await this.ready;
     if (!this.sharing.isShared(tabId)) return;

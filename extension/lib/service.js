@@ -388,7 +388,16 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
     core.ready.then(() => fn(...args)).catch((err) => log.warn('reins: event handler failed', err));
   };
 
-  chrome.tabs.onCreated.addListener(afterLoad(() => core.scheduleTabs()));
+  chrome.tabs.onCreated.addListener(
+    afterLoad((tab) => {
+      core.scheduleTabs();
+      if (tab && Number.isSafeInteger(tab.openerTabId)) return core.tabOpened(tab.id, tab.openerTabId);
+      return undefined;
+    }),
+  );
+  // Firefox reports some openers only here; Chromium's tab event always
+  // carries it, and its build has no webNavigation permission.
+  chrome.webNavigation?.onCreatedNavigationTarget?.addListener(afterLoad((d) => core.tabOpened(d.tabId, d.sourceTabId)));
   chrome.tabs.onUpdated.addListener(
     afterLoad((tabId, change) => {
       if ('url' in change || 'title' in change || 'status' in change || 'favIconUrl' in change) core.scheduleTabs();

@@ -51,6 +51,17 @@ test('unsupported methods fail with unknown_method naming the method', async () 
   await rejectsCode(cdp.send(1, 'Page.enable', {}, 'S1'), 'bad_params', /sessionId/);
 });
 
+test('a page that opens a tab reports Page.windowOpen when its Page domain is on', async () => {
+  const { cdp, browser, events } = adapter();
+  await cdp.attach(1);
+  browser.webNavigation.onCreatedNavigationTarget.fire({ sourceTabId: 1, sourceFrameId: 0, tabId: 2, url: 'http://127.0.0.1:9/popup' });
+  assert.deepEqual(events, [], 'nothing before Page.enable');
+  await cdp.send(1, 'Page.enable');
+  browser.webNavigation.onCreatedNavigationTarget.fire({ sourceTabId: 1, sourceFrameId: 0, tabId: 2, url: 'http://127.0.0.1:9/popup' });
+  browser.webNavigation.onCreatedNavigationTarget.fire({ sourceTabId: 7, sourceFrameId: 0, tabId: 8, url: 'http://127.0.0.1:9/other' });
+  assert.deepEqual(events, [[1, 'Page.windowOpen', { url: 'http://127.0.0.1:9/popup', windowName: '', windowFeatures: [], userGesture: false }]]);
+});
+
 test('attached tabs survive a background restart through storage.session', async () => {
   const { cdp, browser } = adapter();
   await cdp.attach(1);

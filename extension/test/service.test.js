@@ -200,6 +200,33 @@ test('requests are answered on the socket; unknown events are ignored', async ()
   assert.equal(ws.sent.find((f) => f.id === 10).code, 'unknown_method');
 });
 
+test('a tab opened from a shared tab is shared, whether the tab or the navigation event names its opener', async () => {
+  FakeSocket.all = [];
+  const chrome = fakeChrome({ tabs: [{ id: 1, url: 'https://example.com/' }] });
+  // Firefox reports some openers only through webNavigation.
+  const created = { listeners: [], addListener(fn) { this.listeners.push(fn); } };
+  chrome.webNavigation = { onCreatedNavigationTarget: created };
+  const svc = startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers: new FakeTimers(), log: { warn() {} } });
+  await settle();
+  await svc.core.share(1);
+  const open = (id) => {
+    const t = { id, url: '', pendingUrl: `https://example.com/${id}`, title: '', windowId: 1, groupId: -1, active: true };
+    chrome._state.tabs.set(id, t);
+    return { ...t };
+  };
+  chrome.tabs.onCreated.fire({ ...open(5), openerTabId: 1 });
+  chrome.tabs.onCreated.fire(open(6)); // no opener in the tab event
+  await settle();
+  assert.equal(svc.core.sharing.isShared(5), true);
+  assert.equal(svc.core.sharing.openerOf(5), 1);
+  assert.equal(svc.core.sharing.isShared(6), false);
+  assert.equal(created.listeners.length, 1);
+  created.listeners[0]({ sourceTabId: 1, sourceFrameId: 0, tabId: 6, url: 'https://example.com/6' });
+  await settle();
+  assert.equal(svc.core.sharing.isShared(6), true);
+  assert.equal(svc.core.sharing.openerOf(6), 1);
+});
+
 test('policy paused sets the badge and reaches shared tabs', async () => {
   const { chrome, socket, svc } = await boot({ tabs: [{ id: 1, url: 'https://example.com/' }] });
   const ws = socket();
