@@ -99,6 +99,7 @@ func (b *binding) snapshot() ui.State {
 		Tools:         c.Tools(),
 		DisabledTools: c.DisabledTools(),
 		Overlay:       c.Overlay(),
+		DialogTimeout: c.DialogTimeout(),
 		Blocked:       blockedBrowsers(c.BlockedBrowsers()),
 	}
 
@@ -289,6 +290,9 @@ func (b *binding) SetDisabledTools(names []string) error { return b.c.SetDisable
 
 // SetOverlay turns the page overlay on or off.
 func (b *binding) SetOverlay(on bool) error { return b.c.SetOverlay(on) }
+
+// SetDialogTimeout sets how long a dialog in an agent's tab waits for it.
+func (b *binding) SetDialogTimeout(d time.Duration) error { return b.c.SetDialogTimeout(d) }
 
 // BlockBrowser disconnects and refuses a browser profile.
 func (b *binding) BlockBrowser(browserID string) error { return b.c.BlockBrowser(browserID) }

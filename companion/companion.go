@@ -118,6 +118,8 @@ type Companion struct {
 
 	paused  atomic.Bool
 	overlay atomic.Bool
+	// dialogTimeout is the person's choice (settings.go); 0 is the default.
+	dialogTimeout atomic.Int64
 
 	// The person's settings (settings.go): setMu orders their saves.
 	setMu    sync.Mutex
@@ -190,6 +192,7 @@ func New(cfg Config) (*Companion, error) {
 		c.engine = tools.NewEngine(tools.Options{
 			Hub: c.hub, Paused: c.CheckPaused, TakenOver: c.TakenOver,
 			Disabled: c.toolRefusal, OnActivity: c.RecordActivity, Logger: cfg.Logger,
+			DialogTimeout: c.DialogTimeout,
 		})
 		runner = c.engine
 	}

@@ -30,6 +30,9 @@ type settingsDoc struct {
 	DisabledTools   []string         `json:"disabledTools"`
 	Overlay         *bool            `json:"overlay,omitempty"`
 	BlockedBrowsers []BlockedBrowser `json:"blockedBrowsers,omitempty"`
+	// DialogTimeoutSeconds is how long a dialog in an agent's tab waits
+	// for the agent before Reins dismisses it; 0 means the default.
+	DialogTimeoutSeconds int `json:"dialogTimeoutSeconds,omitempty"`
 }
 
 // loadSettings reads settings.json. A missing file means the defaults
@@ -51,6 +54,10 @@ func (c *Companion) loadSettings() error {
 		return fmt.Errorf("reading settings: %s is not valid JSON (fix or delete it): %w", path, err)
 	}
 	c.overlay.Store(doc.Overlay == nil || *doc.Overlay)
+	if doc.DialogTimeoutSeconds > 0 {
+		// A hand-edited value outside the bounds is brought within them.
+		c.dialogTimeout.Store(int64(tools.ClampDialogTimeout(time.Duration(doc.DialogTimeoutSeconds) * time.Second)))
+	}
 	c.setMu.Lock()
 	c.disabled = normalizeTools(doc.DisabledTools)
 	c.blocked = doc.BlockedBrowsers
@@ -61,7 +68,8 @@ func (c *Companion) loadSettings() error {
 // saveSettingsLocked writes settings.json atomically with mode 0600; the
 // caller holds setMu so two writers cannot interleave.
 func (c *Companion) saveSettingsLocked(disabled []string, overlay bool, blocked []BlockedBrowser) error {
-	doc := settingsDoc{Version: 1, DisabledTools: disabled, Overlay: &overlay, BlockedBrowsers: blocked}
+	doc := settingsDoc{Version: 1, DisabledTools: disabled, Overlay: &overlay, BlockedBrowsers: blocked,
+		DialogTimeoutSeconds: int(time.Duration(c.dialogTimeout.Load()) / time.Second)}
 	if doc.DisabledTools == nil {
 		doc.DisabledTools = []string{}
 	}
@@ -184,6 +192,38 @@ func (c *Companion) SetOverlay(on bool) error {
 	c.changed()
 	return nil
 }
+
+// DialogTimeout is how long a dialog in an agent's tab waits for an answer
+// before Reins dismisses it.
+func (c *Companion) DialogTimeout() time.Duration {
+	return tools.ClampDialogTimeout(time.Duration(c.dialogTimeout.Load()))
+}
+
+// SetDialogTimeout changes how long a dialog in an agent's tab waits for an
+// answer, from tools.MinDialogTimeout to tools.MaxDialogTimeout in whole
+// seconds, and saves it. Dialogs already open keep the timeout they opened
+// with.
+func (c *Companion) SetDialogTimeout(d time.Duration) error {
+	if d < tools.MinDialogTimeout || d > tools.MaxDialogTimeout || d%time.Second != 0 {
+		return fmt.Errorf("%w: a dialog timeout is whole seconds from %s to %s, not %s", errBadSetting, tools.MinDialogTimeout, tools.MaxDialogTimeout, d)
+	}
+	c.setMu.Lock()
+	old := c.dialogTimeout.Swap(int64(d))
+	if err := c.saveSettingsLocked(c.disabled, c.overlay.Load(), c.blocked); err != nil {
+		c.dialogTimeout.Store(old)
+		c.setMu.Unlock()
+		return err
+	}
+	c.setMu.Unlock()
+	if time.Duration(old) == d {
+		return nil
+	}
+	c.log.Info("dialog timeout", "timeout", d)
+	c.changed()
+	return nil
+}
+
+var errBadSetting = errors.New("setting out of range")
 
 // toolRefusal is the engine's check before every call and batch step: a
 // tool the person turned off fails with CodeToolDisabled.

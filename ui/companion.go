@@ -39,6 +39,9 @@ type Companion interface {
 	SetDisabledTools(names []string) error
 	// SetOverlay turns the on-page "controlled by an agent" overlay on or off.
 	SetOverlay(on bool) error
+	// SetDialogTimeout sets how long a dialog in an agent's tab waits for
+	// the agent before Reins dismisses it (whole seconds, 5 s to 10 min).
+	SetDialogTimeout(d time.Duration) error
 	// BlockBrowser disconnects a browser profile (by browser id) and refuses
 	// its extension until UnblockBrowser (by the profile's instance id).
 	BlockBrowser(browserID string) error
@@ -74,6 +77,7 @@ type State struct {
 	Tools         []string // every tool name
 	DisabledTools []string
 	Overlay       bool
+	DialogTimeout time.Duration // see Companion.SetDialogTimeout
 
 	Blocked []BlockedBrowser // browser profiles the person refused, oldest first
 }

@@ -141,6 +141,9 @@ func (f *fakeCompanion) UnblockBrowser(instanceID string) error {
 func (f *fakeCompanion) ForgetBackend(id string) error { return f.record("ForgetBackend(%s)", id) }
 func (f *fakeCompanion) StopSharing(tabID int) error   { return f.record("StopSharing(%d)", tabID) }
 func (f *fakeCompanion) SetOverlay(on bool) error      { return f.record("SetOverlay(%v)", on) }
+func (f *fakeCompanion) SetDialogTimeout(d time.Duration) error {
+	return f.record("SetDialogTimeout(%v)", d)
+}
 func (f *fakeCompanion) SetDisabledTools(n []string) error {
 	return f.record("SetDisabledTools(%v)", n)
 }
@@ -319,6 +322,7 @@ func sampleState() State {
 		},
 		Tools:         []string{"tabs.list", "page.navigate", "page.click", "page.screenshot"},
 		DisabledTools: []string{"page.screenshot"},
+		DialogTimeout: time.Minute,
 	}
 }
 
