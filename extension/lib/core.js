@@ -39,6 +39,8 @@ export class Core {
     /** @type {{paused:boolean, overlay:boolean, disabled?:string[]}|null} */
     this.policy = null;
     this.haveCatalog = false;
+    /** @type {Set<number>} opened tabs being shared (tabOpened) */
+    this.opening = new Set();
     /** Set by the service: delivers a frame to the companion if connected. */
     this.send = (_frame) => false;
     /** Set by the service: tells open extension pages that state changed. */
@@ -189,41 +191,49 @@ export class Core {
    * per tab whichever comes first.
    *
    * A page opened from an agent's tab that took the front of its opener's
-   * window moves to a window of its own (Chromium only): Chromium renders
-   * only the active tab of a window, and the agent usually keeps working in
-   * both.
+   * window first moves to a window of its own: a browser hides the
+   * background tabs of a window (Chromium stops rendering them, Firefox
+   * throttles their timers), so input and screenshots there stall, and the
+   * agent usually keeps working in both. It is shared once it has moved,
+   * under the id it has then.
    * @param {number} tabId
    * @param {number} openerId
    */
   async tabOpened(tabId, openerId) {
     await this.ready;
-    if (!Number.isSafeInteger(tabId) || !Number.isSafeInteger(openerId)) return;
-    if (!this.sharing.shareOpened(tabId, openerId)) return;
-    this.persist();
-    // Tell the companion now rather than after the coalescing delay: the
-    // action that opened the tab is waiting to name it.
-    this.listTabs().then(
-      (tabs) => this.emit('tabs', tabs),
-      (err) => this.log.warn('reins: cannot list tabs', err),
-    );
-    this.onStateChange();
-    let tab;
-    let opener;
+    if (!Number.isSafeInteger(tabId) || !Number.isSafeInteger(openerId) || tabId === openerId) return;
+    if (this.opening.has(tabId) || this.sharing.isShared(tabId) || !this.sharing.isShared(openerId)) return;
+    this.opening.add(tabId);
     try {
-      [tab, opener] = await Promise.all([this.chrome.tabs.get(tabId), this.chrome.tabs.get(openerId)]);
-    } catch {
-      return; // one of them closed already
-    }
-    const owner = this.sharing.ownerOf(tabId);
-    if (this.sharing.isAgent(tabId) && this.engine === 'chromium' && tab.active && tab.windowId === opener.windowId) {
+      let tab;
+      let opener;
       try {
-        tab = (await this.chrome.windows.create({ tabId })).tabs?.find((t) => t.id === tabId) ?? (await this.chrome.tabs.get(tabId));
-      } catch (err) {
-        this.log.warn('reins: cannot move an opened tab to its own window', tabId, err);
+        [tab, opener] = await Promise.all([this.chrome.tabs.get(tabId), this.chrome.tabs.get(openerId)]);
+      } catch {
+        return; // one of them closed already
       }
+      if (this.sharing.isAgent(openerId) && tab.active && tab.windowId === opener.windowId) {
+        try {
+          const win = await this.chrome.windows.create({ tabId });
+          // Firefox may give the tab it moves a new id.
+          tab = win.tabs?.length === 1 ? win.tabs[0] : await this.chrome.tabs.get(tabId);
+        } catch (err) {
+          this.log.warn('reins: cannot move an opened tab to its own window', tabId, err);
+        }
+      }
+      if (!this.sharing.shareOpened(tab.id, openerId)) return;
+      this.persist();
+      // Tell the companion now rather than after the coalescing delay: the
+      // action that opened the tab is waiting to name it.
+      this.emit('tabs', await this.listTabs());
+      this.onStateChange();
+      await this.groupTab(tab, await this.groupTitleOf(opener), this.sharing.ownerOf(tab.id));
+      this.pushOverlay(tab.id);
+    } catch (err) {
+      this.log.warn('reins: cannot share an opened tab', tabId, err);
+    } finally {
+      this.opening.delete(tabId);
     }
-    await this.groupTab(tab, await this.groupTitleOf(opener), owner);
-    this.pushOverlay(tabId);
   }
 
   /** The title of the group a tab is in, or the default group's. */

@@ -207,12 +207,11 @@ test('a tab an agent\'s tab opens is that agent\'s, in its group, in a window of
   assert.equal(core.sharing.isAgent(300), true);
   const announced = sent.slice(before).find((f) => f.event === 'tabs');
   assert.ok(announced, 'the companion hears of it at once, not after the coalescing delay');
-  assert.deepEqual(announced.params.find((t) => t.id === 300), {
-    id: 300, url: 'https://example.org/popup', title: '', shared: true, attached: false, windowId: 1, agent: true, owner: 'agent:a', openerTabId: agentTab,
-  });
-  assert.ok(chrome._calls.some((c) => c[0] === 'windows.create' && c[1].tabId === 300), 'it left the opener\'s window');
   const moved = chrome._state.tabs.get(300);
-  assert.notEqual(moved.windowId, 1);
+  assert.notEqual(moved.windowId, 1, 'it left the opener\'s window');
+  assert.deepEqual(announced.params.find((t) => t.id === 300), {
+    id: 300, url: 'https://example.org/popup', title: '', shared: true, attached: false, windowId: moved.windowId, agent: true, owner: 'agent:a', openerTabId: agentTab,
+  }, 'it is announced once it has moved');
   const group = chrome._state.groups.get(moved.groupId);
   assert.equal(group.title, 'Reins · claude');
   assert.equal(core.groupOwners.get(group.id), 'agent:a');
@@ -226,6 +225,24 @@ test('a tab an agent\'s tab opens is that agent\'s, in its group, in a window of
   await core.tabOpened(301, agentTab);
   assert.equal(core.sharing.ownerOf(301), 'agent:a');
   assert.equal(chrome._state.tabs.get(301).windowId, 1);
+});
+
+test('a tab that gets a new id when it moves (Firefox) is shared under that id', async () => {
+  const { chrome, core, call } = await setup({ tabs: [pageTab] });
+  const agentTab = (await call('tabs.create', { url: 'https://example.org/', owner: 'agent:a' })).result.id;
+  chrome._state.tabs.get(agentTab).active = false;
+  chrome._state.tabs.set(310, { id: 310, url: 'https://example.org/p', title: '', windowId: 1, groupId: -1, active: true });
+  chrome.windows.create = async ({ tabId }) => {
+    const t = chrome._state.tabs.get(tabId);
+    chrome._state.tabs.delete(tabId);
+    const moved = { ...t, id: 311, windowId: 901 };
+    chrome._state.tabs.set(311, moved);
+    return { id: 901, tabs: [{ ...moved }] };
+  };
+  await core.tabOpened(310, agentTab);
+  assert.equal(core.sharing.isShared(310), false);
+  assert.equal(core.sharing.ownerOf(311), 'agent:a');
+  assert.equal(core.sharing.openerOf(311), agentTab);
 });
 
 test('a tab the person\'s shared tab opens is shared by hand; an unshared tab\'s is not shared', async () => {

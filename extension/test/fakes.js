@@ -297,6 +297,7 @@ export function fakeFirefox({ run } = {}) {
     },
     tabs: {
       onRemoved: event(),
+      onCreated: event(),
       async get(id) {
         if (id !== 1) throw new Error(`Invalid tab ID: ${id}`);
         return { id, url: 'http://127.0.0.1:9/', windowId: 1, active: true };

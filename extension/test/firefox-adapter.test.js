@@ -60,6 +60,12 @@ test('a page that opens a tab reports Page.windowOpen when its Page domain is on
   browser.webNavigation.onCreatedNavigationTarget.fire({ sourceTabId: 1, sourceFrameId: 0, tabId: 2, url: 'http://127.0.0.1:9/popup' });
   browser.webNavigation.onCreatedNavigationTarget.fire({ sourceTabId: 7, sourceFrameId: 0, tabId: 8, url: 'http://127.0.0.1:9/other' });
   assert.deepEqual(events, [[1, 'Page.windowOpen', { url: 'http://127.0.0.1:9/popup', windowName: '', windowFeatures: [], userGesture: false }]]);
+  // The tab event often comes first; the navigation event after it for the
+  // same tab is not a second window.
+  browser.tabs.onCreated.fire({ id: 3, openerTabId: 1, url: 'about:blank' });
+  browser.webNavigation.onCreatedNavigationTarget.fire({ sourceTabId: 1, sourceFrameId: 0, tabId: 3, url: 'http://127.0.0.1:9/third' });
+  browser.tabs.onCreated.fire({ id: 4, url: 'about:blank' });
+  assert.deepEqual(events.slice(1), [[1, 'Page.windowOpen', { url: '', windowName: '', windowFeatures: [], userGesture: false }]]);
 });
 
 test('attached tabs survive a background restart through storage.session', async () => {
