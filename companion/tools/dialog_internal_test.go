@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -250,5 +251,112 @@ func TestDialogToolIsUnsupportedInFirefox(t *testing.T) {
 	case a := <-f.answers:
 		t.Fatalf("sent %+v to Firefox", a)
 	default:
+	}
+}
+
+// What a tab keeps of the tabs it opened and of the notes for its next call
+// is bounded.
+func TestOpenedTabsAndNotesAreBounded(t *testing.T) {
+	e := NewEngine(Options{Hub: hub.New(hub.Options{})})
+	defer e.Close()
+	ts, err := e.tabState(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for i := 0; i < 3*maxOpened; i++ {
+		ts.tabOpened(hub.Tab{TabInfo: wire.TabInfo{ID: 100 + i}})
+		ts.tabOpened(hub.Tab{TabInfo: wire.TabInfo{ID: 100 + i}}) // announced twice, kept once
+		ts.windowOpened(json.RawMessage(`{"url":"https://a.example/"}`))
+	}
+	tabs, urls, _ := ts.openedSince(start)
+	if len(tabs) != maxOpened || len(urls) != maxOpened || tabs[0].ID != 100+2*maxOpened {
+		t.Fatalf("kept %d tabs (first %d) and %d window requests; want the newest %d", len(tabs), tabs[0].ID, len(urls), maxOpened)
+	}
+	if later, _, _ := ts.openedSince(time.Now().Add(time.Hour)); len(later) != 0 {
+		t.Fatalf("tabs opened before a call are reported to it: %v", later)
+	}
+
+	// Notes: one per dialog Reins dismissed, kept until the next call.
+	f := newDialogFake(t, wire.EngineChromium, time.Millisecond, []wire.TabInfo{
+		{ID: 2, URL: "https://shop.example/cart", Title: "Cart", Shared: true, Agent: true, Owner: "agent:alice", WindowID: 1},
+	})
+	alice := f.e.NewSession("agent:alice", "alice")
+	f.call(alice, "read_page", map[string]any{"tabId": f.public[2]})
+	for i := 0; i < 2*maxNotes; i++ {
+		f.openDialog(t, 2, "https://shop.example/cart")
+		select {
+		case <-f.answers:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("dialog %d was never answered", i)
+		}
+		select {
+		case <-f.activity:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("dialog %d was never dismissed", i)
+		}
+	}
+	res := f.call(alice, "computer", map[string]any{"action": "wait", "tabId": f.public[2], "duration": 0.01})
+	if n := strings.Count(res.Content[0].Text, "Reins dismissed"); n != maxNotes {
+		t.Fatalf("%d notes in the next result, want %d: %s", n, maxNotes, res.Content[0].Text)
+	}
+	res = f.call(alice, "computer", map[string]any{"action": "wait", "tabId": f.public[2], "duration": 0.01})
+	if strings.Contains(res.Content[0].Text, "Reins dismissed") {
+		t.Fatalf("notes are said twice: %s", res.Content[0].Text)
+	}
+}
+
+// The dialog and tab tools are refused while Reins is paused or when the
+// person turned them off, and are recorded in Activity by name alone.
+func TestDialogAndTabToolsHonourPauseAndSettings(t *testing.T) {
+	f := newDialogFake(t, wire.EngineChromium, time.Hour, []wire.TabInfo{
+		{ID: 2, URL: "https://shop.example/cart", Title: "Cart", Shared: true, Agent: true, Owner: "agent:alice", WindowID: 1},
+	})
+	var mu sync.Mutex
+	var paused bool
+	var acts []Activity
+	e := NewEngine(Options{Hub: f.hub, Logger: f.e.log,
+		Paused: func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			if paused {
+				return wire.ErrPaused
+			}
+			return nil
+		},
+		Disabled: func(tool string) error {
+			if tool == "tab" {
+				return wire.Errorf("tool_disabled", "tab is turned off")
+			}
+			return nil
+		},
+		OnActivity: func(a Activity) {
+			mu.Lock()
+			acts = append(acts, a)
+			mu.Unlock()
+		},
+	})
+	defer e.Close()
+	alice := e.NewSession("agent:alice", "alice")
+	call := func(tool string, args any) *Result {
+		raw, _ := json.Marshal(args)
+		return e.Call(context.Background(), alice, tool, raw)
+	}
+	tab := f.public[2]
+	if res := call("tab", map[string]any{"tabId": tab, "action": "reload"}); res.Code != "tool_disabled" {
+		t.Fatalf("a turned-off tab tool: %+v", res)
+	}
+	mu.Lock()
+	paused = true
+	mu.Unlock()
+	for _, tool := range []string{"dialog", "tab"} {
+		if res := call(tool, map[string]any{"tabId": tab, "action": "accept"}); res.Code != wire.CodePaused {
+			t.Fatalf("%s while paused: %+v", tool, res)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(acts) != 3 || acts[0].Tool != "tab" || acts[1].Tool != "dialog" || acts[1].Outcome != string(wire.CodePaused) || acts[0].Principal != "agent:alice" {
+		t.Fatalf("activity %+v", acts)
 	}
 }

@@ -68,6 +68,18 @@ test('a page that opens a tab reports Page.windowOpen when its Page domain is on
   assert.deepEqual(events.slice(1), [[1, 'Page.windowOpen', { url: '', windowName: '', windowFeatures: [], userGesture: false }]]);
 });
 
+test('the adapter remembers the last 256 opened tabs it reported', async () => {
+  const { cdp, browser, events } = adapter();
+  await cdp.attach(1);
+  await cdp.send(1, 'Page.enable');
+  for (let id = 10; id < 10 + 257; id++) browser.tabs.onCreated.fire({ id, openerTabId: 1 });
+  assert.equal(events.length, 257);
+  browser.tabs.onCreated.fire({ id: 11, openerTabId: 1 });
+  assert.equal(events.length, 257, 'a tab still remembered is not reported again');
+  browser.tabs.onCreated.fire({ id: 10, openerTabId: 1 });
+  assert.equal(events.length, 258, 'the oldest was forgotten to stay within the bound');
+});
+
 test('attached tabs survive a background restart through storage.session', async () => {
   const { cdp, browser } = adapter();
   await cdp.attach(1);
