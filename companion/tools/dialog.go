@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,6 +89,14 @@ func (d *pageDialog) what() string {
 	return fmt.Sprintf("%s dialog %q", d.typ, truncate(d.message, 500))
 }
 
+// a is what with its article.
+func (d *pageDialog) a() string {
+	if d.typ == "alert" {
+		return "an " + d.what()
+	}
+	return "a " + d.what()
+}
+
 func (d *pageDialog) how(tabID int) string {
 	s := fmt.Sprintf("call dialog with tabId %d and action accept or dismiss", tabID)
 	if d.typ == "prompt" {
@@ -150,7 +159,7 @@ func (ts *tabState) dialogOpening(params json.RawMessage) {
 	ts.dlg.wake = make(chan struct{})
 	ts.mu.Unlock()
 
-	ts.note(fmt.Sprintf("the page opened a %s; it waits for an answer", d.what()))
+	ts.note(fmt.Sprintf("the page opened %s; it waits for an answer", d.a()))
 	// Only an agent's tab is answered without an agent: a tab the person
 	// shared by hand keeps its dialog until the person or an agent answers.
 	t, _, err := ts.e.hub.Tab(ts.id)
@@ -274,18 +283,24 @@ func (ts *tabState) cmd(ctx context.Context, agent, method string, params any) (
 var errDialogOpened = errors.New("a dialog opened")
 
 func blockedBy(d *pageDialog, tabID int) error {
-	return wire.Errorf(wire.CodeDialogOpen, "tab %d shows a %s from %s; nothing else runs in it until it is answered: %s",
-		tabID, d.what(), d.url, d.how(tabID))
+	return wire.Errorf(wire.CodeDialogOpen, "tab %d shows %s from %s; nothing else runs in it until it is answered: %s",
+		tabID, d.a(), d.url, d.how(tabID))
 }
 
 // dialogCheck fails a call that needs the page while a dialog blocks it.
-func (c *call) dialogCheck(ts *tabState) error {
+func (c *call) dialogCheck(ctx context.Context, ts *tabState) error {
 	if dialogReaders[c.tool] {
 		return nil
 	}
 	d := ts.pendingDialog()
 	if d == nil {
 		return nil
+	}
+	if c.s.OperatorCatalog {
+		if line := c.answerForCatalog(ctx, ts, d); line != "" {
+			c.lines = append(c.lines, line)
+			return nil
+		}
 	}
 	// The answer names the dialog's page: the agent has now seen it there.
 	c.observe(ts.id, d.url)
@@ -294,7 +309,7 @@ func (c *call) dialogCheck(ts *tabState) error {
 
 // dialogOutcome turns a dialog_open failure into the call's result when the
 // dialog opened while the call ran: it is what the action did.
-func (c *call) dialogOutcome(err error, args json.RawMessage, start time.Time) *Result {
+func (c *call) dialogOutcome(ctx context.Context, err error, args json.RawMessage, start time.Time) *Result {
 	if wire.CodeOf(err) != wire.CodeDialogOpen || c.tabID == 0 {
 		return nil
 	}
@@ -307,8 +322,34 @@ func (c *call) dialogOutcome(err error, args json.RawMessage, start time.Time) *
 		return nil
 	}
 	c.observe(c.tabID, d.url)
-	return textResult(fmt.Sprintf("%s on tab %d ran until the page opened a %s (on %s). It waits for your answer, and nothing else runs in the tab until then: %s.",
-		callName(c.tool, args), c.tabID, d.what(), d.url, d.how(c.tabID)))
+	if c.s.OperatorCatalog {
+		if line := c.answerForCatalog(ctx, ts, d); line != "" {
+			return textResult(fmt.Sprintf("%s on tab %d ran until the page opened %s (on %s). %s", callName(c.tool, args), c.tabID, d.a(), d.url, line))
+		}
+	}
+	return textResult(fmt.Sprintf("%s on tab %d ran until the page opened %s (on %s). It waits for your answer, and nothing else runs in the tab until then: %s.",
+		callName(c.tool, args), c.tabID, d.a(), d.url, d.how(c.tabID)))
+}
+
+// answerForCatalog answers a dialog in the way of a session that has no
+// dialog tool (a paired product's, whose Browser Operator catalog is fixed):
+// at once and cautiously, accepting alerts and leave-page prompts and
+// dismissing the rest. It returns what to tell the caller, "" on failure.
+func (c *call) answerForCatalog(ctx context.Context, ts *tabState, d *pageDialog) string {
+	accept := d.typ == "alert" || d.typ == "beforeunload"
+	hctx, cancel := context.WithTimeout(ctx, inputTimeout)
+	defer cancel()
+	if _, err := c.e.hub.CDP(hctx, ts.id, "Page.handleJavaScriptDialog", map[string]any{"accept": accept}, "", c.s.Label); err != nil {
+		c.e.log.Warn("could not answer a dialog", "tab", ts.id, "agent", c.s.Label, "principal", c.s.Principal, "type", d.typ, "err", err)
+		return ""
+	}
+	ts.answered(d.seq)
+	verdict := "dismissed"
+	if accept {
+		verdict = "accepted"
+	}
+	ts.note(fmt.Sprintf("%s was %s by Reins", d.what(), verdict))
+	return fmt.Sprintf("Reins %s the %s.", verdict, d.what())
 }
 
 // callName is the tool and its action, as the agent called it.
@@ -323,15 +364,20 @@ func callName(tool string, args json.RawMessage) string {
 }
 
 // remind adds to a successful result what the agent must know about the
-// tab's dialogs: one that waits, and one Reins dismissed.
-func (c *call) remind(ts *tabState, r *Result, start time.Time) {
-	lines := ts.takeNotes()
+// tab's dialogs: one that waits, and one Reins answered.
+func (c *call) remind(ctx context.Context, ts *tabState, r *Result, start time.Time) {
+	lines := slices.Concat(c.lines, ts.takeNotes())
 	if d := ts.pendingDialog(); d != nil && c.tool != "dialog" {
 		c.observe(ts.id, d.url)
-		if d.opened.After(start) {
-			lines = append(lines, fmt.Sprintf("The page opened a %s (on %s). It waits for your answer, and nothing else runs in tab %d until then: %s.", d.what(), d.url, ts.id, d.how(ts.id)))
-		} else {
-			lines = append(lines, fmt.Sprintf("Tab %d still shows a %s; answer it first: %s.", ts.id, d.what(), d.how(ts.id)))
+		switch {
+		case c.s.OperatorCatalog:
+			if line := c.answerForCatalog(ctx, ts, d); line != "" {
+				lines = append(lines, "The page opened "+d.a()+". "+line)
+			}
+		case d.opened.After(start):
+			lines = append(lines, fmt.Sprintf("The page opened %s (on %s). It waits for your answer, and nothing else runs in tab %d until then: %s.", d.a(), d.url, ts.id, d.how(ts.id)))
+		default:
+			lines = append(lines, fmt.Sprintf("Tab %d still shows %s; answer it first: %s.", ts.id, d.a(), d.how(ts.id)))
 		}
 	}
 	addLines(r, lines)

@@ -360,3 +360,30 @@ func TestDialogAndTabToolsHonourPauseAndSettings(t *testing.T) {
 		t.Fatalf("activity %+v", acts)
 	}
 }
+
+// A paired product's catalog has no dialog tool: a dialog in its way is
+// answered at once, cautiously, and the product is told.
+func TestDialogsInAProductsWayAreAnsweredCautiously(t *testing.T) {
+	f := newDialogFake(t, wire.EngineChromium, time.Hour, []wire.TabInfo{
+		{ID: 3, URL: "https://shop.example/cart", Title: "Cart", Shared: true, Agent: true, Owner: "backend:crm", WindowID: 1},
+	})
+	crm := f.e.NewSession("backend:crm", "Example CRM")
+	crm.OperatorCatalog = true
+	f.call(crm, "read_page", map[string]any{"tabId": f.public[3]})
+	f.openDialog(t, 3, "https://shop.example/cart")
+	res := f.call(crm, "read_page", map[string]any{"tabId": f.public[3]})
+	if res.IsError || !strings.Contains(res.Content[0].Text, `Reins dismissed the confirm dialog "Transfer all?"`) {
+		t.Fatalf("read_page with a dialog in the way: %+v", res)
+	}
+	select {
+	case a := <-f.answers:
+		if a.native != 3 || a.accept {
+			t.Fatalf("answered %+v", a)
+		}
+	default:
+		t.Fatal("the dialog was not answered")
+	}
+	if f.pending(t, 3) != nil {
+		t.Fatal("the answered dialog is still pending")
+	}
+}

@@ -167,7 +167,7 @@ func (c *call) run(ctx context.Context, name string, args json.RawMessage) (res 
 	r, err := t.invoke(ctx, c, args)
 	if err != nil {
 		// A dialog the call's action opened is its outcome, not a failure.
-		if r = c.dialogOutcome(err, args, start); r == nil {
+		if r = c.dialogOutcome(ctx, err, args, start); r == nil {
 			return errorResult(err)
 		}
 	}
@@ -178,7 +178,7 @@ func (c *call) run(ctx context.Context, name string, args json.RawMessage) (res 
 		if t.info.Mutating {
 			addLines(r, c.openedLines(ctx, ts, start))
 		}
-		c.remind(ts, r, start)
+		c.remind(ctx, ts, r, start)
 	}
 	return r
 }
@@ -218,8 +218,9 @@ type call struct {
 	s       *Session
 	tool    string
 	tabID   int
-	browser string // the tab's browser, for logs
-	batch   bool   // inside browser_batch: no nesting
+	browser string   // the tab's browser, for logs
+	batch   bool     // inside browser_batch: no nesting
+	lines   []string // said after the call's own result (dialog.go)
 }
 
 // errorResult turns an error into a failed Result whose text starts with
@@ -319,7 +320,7 @@ func (c *call) page(ctx context.Context, id int, a access) (*tabState, hub.Tab, 
 	if err != nil {
 		return nil, hub.Tab{}, err
 	}
-	if err := c.dialogCheck(ts); err != nil {
+	if err := c.dialogCheck(ctx, ts); err != nil {
 		return nil, hub.Tab{}, err
 	}
 	if err := ts.ensure(ctx, c.s.Label); err != nil {
