@@ -97,6 +97,7 @@ func (b *binding) snapshot() ui.State {
 		Tools:         c.Tools,
 		DisabledTools: c.DisabledTools,
 		Overlay:       c.Overlay,
+		DialogTimeout: c.DialogTimeout,
 		Blocked:       blockedBrowsers(c.Blocked),
 
 		ManageExtensions: c.ManageExtensions,
@@ -245,6 +246,9 @@ func (b *binding) SetManageExtensions(on bool) error { return b.c.SetManageExten
 func (b *binding) SetDeveloperAgent(agentID string, on bool) error {
 	return b.c.SetDeveloperAgent(agentID, on)
 }
+
+// SetDialogTimeout sets how long a dialog in an agent's tab waits for it.
+func (b *binding) SetDialogTimeout(d time.Duration) error { return b.c.SetDialogTimeout(d) }
 
 // BlockBrowser disconnects and refuses a browser profile.
 func (b *binding) BlockBrowser(browserID string) error { return b.c.BlockBrowser(browserID) }

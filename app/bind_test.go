@@ -179,6 +179,10 @@ func TestBindingStateFollowsTheCompanion(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.wait(t, "the overlay off", func(s ui.State) bool { return !s.Overlay })
+	if err := e.b.SetDialogTimeout(2 * time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(t, "the dialog timeout", func(s ui.State) bool { return s.DialogTimeout == 2*time.Minute })
 	if _, err := br.WaitPolicy(testCtx(t), func(p wire.Policy) bool { return !p.Overlay }); err != nil {
 		t.Fatal(err)
 	}

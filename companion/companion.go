@@ -123,6 +123,8 @@ type Companion struct {
 	paused    atomic.Bool
 	overlay   atomic.Bool
 	manageExt atomic.Bool // agents may manage extensions
+	// dialogTimeout is the person's choice (settings.go); 0 is the default.
+	dialogTimeout atomic.Int64
 
 	// The person's settings (settings.go): setMu orders their saves.
 	setMu    sync.Mutex
@@ -198,7 +200,7 @@ func New(cfg Config) (*Companion, error) {
 			Hub: c.hub, Paused: c.CheckPaused, TakenOver: c.TakenOver,
 			Disabled: c.toolRefusal, OnActivity: c.RecordActivity, Logger: cfg.Logger,
 			Developer: c.IsDeveloperAgent, ManageExtensions: c.ManageExtensions,
-			Files: c.files,
+			Files: c.files, DialogTimeout: c.DialogTimeout,
 		})
 		runner = c.engine
 	}

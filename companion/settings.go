@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/atomicfile"
 	"github.com/reinshq/reins/companion/mcp"
 	"github.com/reinshq/reins/companion/tokens"
+	"github.com/reinshq/reins/companion/tools"
 	"github.com/reinshq/reins/companion/wire"
 )
 
@@ -37,6 +39,9 @@ type settingsDoc struct {
 	// (the cdp tool). A token issued anew under the same name is a new
 	// principal and is not one.
 	DeveloperAgents []string `json:"developerAgents,omitempty"`
+	// DialogTimeoutSeconds is how long a dialog in an agent's tab waits
+	// for the agent before Reins dismisses it; 0 means the default.
+	DialogTimeoutSeconds int `json:"dialogTimeoutSeconds,omitempty"`
 }
 
 // loadSettings reads settings.json. A missing file means the defaults
@@ -59,6 +64,10 @@ func (c *Companion) loadSettings() error {
 	}
 	c.overlay.Store(doc.Overlay == nil || *doc.Overlay)
 	c.manageExt.Store(doc.ManageExtensions)
+	if doc.DialogTimeoutSeconds > 0 {
+		// A hand-edited value outside the bounds is brought within them.
+		c.dialogTimeout.Store(int64(tools.ClampDialogTimeout(time.Duration(doc.DialogTimeoutSeconds) * time.Second)))
+	}
 	c.setMu.Lock()
 	c.disabled = normalizeTools(doc.DisabledTools)
 	c.blocked = doc.BlockedBrowsers
@@ -75,6 +84,7 @@ func (c *Companion) saveSettingsLocked(change func(*settingsDoc)) error {
 	doc := settingsDoc{
 		Version: 1, DisabledTools: c.disabled, Overlay: &overlay, BlockedBrowsers: c.blocked,
 		ManageExtensions: c.manageExt.Load(), DeveloperAgents: c.developers,
+		DialogTimeoutSeconds: int(time.Duration(c.dialogTimeout.Load()) / time.Second),
 	}
 	change(&doc)
 	if doc.DisabledTools == nil {
@@ -186,6 +196,37 @@ func (c *Companion) RawRefusal() error {
 	}
 	return nil
 }
+
+// DialogTimeout is how long a dialog in an agent's tab waits for an answer
+// before Reins dismisses it.
+func (c *Companion) DialogTimeout() time.Duration {
+	return tools.ClampDialogTimeout(time.Duration(c.dialogTimeout.Load()))
+}
+
+// SetDialogTimeout changes how long a dialog in an agent's tab waits for an
+// answer, from tools.MinDialogTimeout to tools.MaxDialogTimeout in whole
+// seconds, and saves it. Dialogs already open keep the timeout they opened
+// with.
+func (c *Companion) SetDialogTimeout(d time.Duration) error {
+	if d < tools.MinDialogTimeout || d > tools.MaxDialogTimeout || d%time.Second != 0 {
+		return fmt.Errorf("%w: a dialog timeout is whole seconds from %s to %s, not %s", errBadSetting, tools.MinDialogTimeout, tools.MaxDialogTimeout, d)
+	}
+	c.setMu.Lock()
+	if err := c.saveSettingsLocked(func(doc *settingsDoc) { doc.DialogTimeoutSeconds = int(d / time.Second) }); err != nil {
+		c.setMu.Unlock()
+		return err
+	}
+	old := c.dialogTimeout.Swap(int64(d))
+	c.setMu.Unlock()
+	if time.Duration(old) == d {
+		return nil
+	}
+	c.log.Info("dialog timeout", "timeout", d)
+	c.changed()
+	return nil
+}
+
+var errBadSetting = errors.New("setting out of range")
 
 // toolRefusal is the engine's check before every call and batch step: a
 // tool the person turned off fails with wire.CodeToolDisabled.

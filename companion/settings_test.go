@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reinshq/reins/companion/wire"
 )
@@ -121,5 +123,43 @@ func TestEngineRefusesDisabledTools(t *testing.T) {
 	}
 	if wire.CodeOf(c.toolRefusal("computer")) != "" {
 		t.Fatal("an enabled tool is refused")
+	}
+}
+
+// The dialog timeout is 60 s until the person changes it, whole seconds
+// from 5 s to 10 min, saved, and brought within bounds when the file was
+// edited by hand.
+func TestDialogTimeoutSetting(t *testing.T) {
+	dir := t.TempDir()
+	c := quietCompanion(t, dir)
+	if got := c.DialogTimeout(); got != 60*time.Second {
+		t.Fatalf("default %v", got)
+	}
+	for _, bad := range []time.Duration{0, 4 * time.Second, 10*time.Minute + time.Second, 90*time.Second + 500*time.Millisecond, -time.Second} {
+		if err := c.SetDialogTimeout(bad); !errors.Is(err, errBadSetting) {
+			t.Errorf("SetDialogTimeout(%v) = %v", bad, err)
+		}
+	}
+	for _, good := range []time.Duration{5 * time.Second, 10 * time.Minute, 2 * time.Minute} {
+		if err := c.SetDialogTimeout(good); err != nil || c.DialogTimeout() != good {
+			t.Fatalf("SetDialogTimeout(%v): %v, now %v", good, err, c.DialogTimeout())
+		}
+	}
+	c.Shutdown(t.Context())
+	again := quietCompanion(t, dir)
+	if got := again.DialogTimeout(); got != 2*time.Minute {
+		t.Fatalf("after a restart %v", got)
+	}
+	path := filepath.Join(dir, SettingsFile)
+	for _, tc := range []struct {
+		seconds int
+		want    time.Duration
+	}{{1, 5 * time.Second}, {100000, 10 * time.Minute}, {0, 60 * time.Second}} {
+		if err := os.WriteFile(path, []byte(`{"version":1,"disabledTools":[],"dialogTimeoutSeconds":`+strconv.Itoa(tc.seconds)+`}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := quietCompanion(t, dir).DialogTimeout(); got != tc.want {
+			t.Errorf("a file with %d s gives %v, want %v", tc.seconds, got, tc.want)
+		}
 	}
 }

@@ -34,6 +34,8 @@ type Snapshot struct {
 	// ManageExtensions: the person lets agents list, enable and disable
 	// extensions.
 	ManageExtensions bool
+	// DialogTimeout: how long a dialog in an agent's tab waits for it.
+	DialogTimeout time.Duration
 }
 
 // Graph is who is connected to what: the dashboard's Connections view draws
@@ -116,6 +118,7 @@ func (c *Companion) Snapshot() Snapshot {
 		Overlay:       c.Overlay(),
 
 		ManageExtensions: c.ManageExtensions(),
+		DialogTimeout:    c.DialogTimeout(),
 		Blocked:          c.BlockedBrowsers(),
 		Offers:           c.PendingOffers(),
 		Activity:         c.Activity(),

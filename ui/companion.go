@@ -48,6 +48,9 @@ type Companion interface {
 	// SetDeveloperAgent marks an agent (Agent.ID) as a developer agent,
 	// which may send raw DevTools commands to its tabs, or unmarks it.
 	SetDeveloperAgent(agentID string, on bool) error
+	// SetDialogTimeout sets how long a dialog in an agent's tab waits for
+	// the agent before Reins dismisses it (whole seconds, 5 s to 10 min).
+	SetDialogTimeout(d time.Duration) error
 	// BlockBrowser disconnects a browser profile (by browser id) and refuses
 	// its extension until UnblockBrowser (by the profile's instance id).
 	BlockBrowser(browserID string) error
@@ -85,6 +88,7 @@ type State struct {
 	Overlay       bool
 	// ManageExtensions: agents may manage the browser's extensions.
 	ManageExtensions bool
+	DialogTimeout    time.Duration // see Companion.SetDialogTimeout
 
 	Blocked []BlockedBrowser // browser profiles the person refused, oldest first
 }

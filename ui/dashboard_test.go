@@ -289,10 +289,14 @@ func TestSettings(t *testing.T) {
 		t.Error("tool checks do not follow DisabledTools")
 	}
 
+	if v.dialogs.Selected != "1 minute" {
+		t.Errorf("dialog timeout shows %q", v.dialogs.Selected)
+	}
 	test.Tap(v.checks["page.click"])
 	test.Tap(v.overlay)
 	test.Tap(v.login)
-	want := []string{"SetDisabledTools([page.click page.screenshot])", "SetOverlay(true)"}
+	v.dialogs.SetSelected("5 minutes")
+	want := []string{"SetDisabledTools([page.click page.screenshot])", "SetOverlay(true)", "SetDialogTimeout(5m0s)"}
 	if got := fc.Calls(); !slices.Equal(got, want) {
 		t.Errorf("calls = %q, want %q", got, want)
 	}
@@ -302,9 +306,18 @@ func TestSettings(t *testing.T) {
 
 	s := sampleState()
 	s.DisabledTools = nil
+	s.DialogTimeout = 45 * time.Second // set outside the view
 	d.Update(s)
-	if !v.checks["page.screenshot"].Checked || len(fc.Calls()) != 2 {
+	if !v.checks["page.screenshot"].Checked || len(fc.Calls()) != 3 {
 		t.Errorf("re-applying a State: checks %v, calls %q", v.checks["page.screenshot"].Checked, fc.Calls())
+	}
+	if v.dialogs.Selected != "45 seconds" || !slices.Contains(v.dialogs.Options, "45 seconds") {
+		t.Errorf("a timeout set elsewhere shows as %q among %q", v.dialogs.Selected, v.dialogs.Options)
+	}
+	for _, c := range dialogChoices {
+		if d := dialogChoice(c); d < 5*time.Second || d > 10*time.Minute || dialogLabel(d) != c {
+			t.Errorf("choice %q is %v, labelled back %q", c, d, dialogLabel(d))
+		}
 	}
 }
 

@@ -161,6 +161,9 @@ func (f *fakeCompanion) SetManageExtensions(on bool) error {
 func (f *fakeCompanion) SetDeveloperAgent(id string, on bool) error {
 	return f.record("SetDeveloperAgent(%s, %v)", id, on)
 }
+func (f *fakeCompanion) SetDialogTimeout(d time.Duration) error {
+	return f.record("SetDialogTimeout(%v)", d)
+}
 func (f *fakeCompanion) SetDisabledTools(n []string) error {
 	return f.record("SetDisabledTools(%v)", n)
 }
@@ -339,6 +342,7 @@ func sampleState() State {
 		},
 		Tools:         []string{"tabs.list", "page.navigate", "page.click", "page.screenshot"},
 		DisabledTools: []string{"page.screenshot"},
+		DialogTimeout: time.Minute,
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -29,6 +31,7 @@ type settingsView struct {
 	login    *widget.Check
 	overlay  *widget.Check
 	exts     *widget.Check
+	dialogs  *widget.Select
 	toolBox  *fyne.Container
 	tools    []string
 	checks   map[string]*widget.Check
@@ -72,6 +75,19 @@ func newSettingsView(d *Dashboard) *settingsView {
 			v.update(d.state)
 		}
 	})
+	v.dialogs = widget.NewSelect(nil, func(choice string) {
+		if v.applying {
+			return
+		}
+		timeout := dialogChoice(choice)
+		if timeout == 0 {
+			return
+		}
+		if err := d.c.SetDialogTimeout(timeout); err != nil {
+			d.fail(fmt.Errorf("changing the dialog timeout: %w", err))
+			v.update(d.state)
+		}
+	})
 	v.toolBox = container.NewGridWithColumns(3)
 
 	form := container.New(layout.NewFormLayout(),
@@ -80,6 +96,7 @@ func newSettingsView(d *Dashboard) *settingsView {
 		bold("Startup"), v.login,
 		bold("Pages"), v.overlay,
 		bold("Extensions"), container.NewVBox(v.exts, secondary("Off by default. The browser also asks you, once, in the Reins extension's popup.")),
+		bold("Dialogs"), container.NewVBox(v.dialogs, secondary("An alert, confirm or prompt in an agent's tab waits this long for the agent, then Reins dismisses it. Dialogs in tabs you shared are only answered by an agent.")),
 		bold("Version"), v.version,
 	)
 	v.content = container.NewVScroll(container.NewPadded(container.NewVBox(
@@ -107,6 +124,15 @@ func (v *settingsView) update(s State) {
 	}
 	v.overlay.SetChecked(s.Overlay)
 	v.exts.SetChecked(s.ManageExtensions)
+	choices := slices.Clone(dialogChoices)
+	current := dialogLabel(s.DialogTimeout)
+	if s.DialogTimeout > 0 && !slices.Contains(choices, current) {
+		choices = append(choices, current) // a value set outside this view
+	}
+	v.dialogs.SetOptions(choices)
+	if s.DialogTimeout > 0 {
+		v.dialogs.SetSelected(current)
+	}
 
 	if !slices.Equal(v.tools, s.Tools) {
 		v.tools = slices.Clone(s.Tools)
@@ -137,4 +163,38 @@ func (v *settingsView) toolsChanged() {
 		v.d.fail(fmt.Errorf("changing the allowed tools: %w", err))
 		v.update(v.d.state)
 	}
+}
+
+// dialogChoices are the dialog timeouts the view offers, within the
+// companion's bounds (5 s to 10 min).
+var dialogChoices = []string{"5 seconds", "15 seconds", "30 seconds", "1 minute", "2 minutes", "5 minutes", "10 minutes"}
+
+// dialogLabel names a timeout as dialogChoices do.
+func dialogLabel(d time.Duration) string {
+	secs := int(d / time.Second)
+	switch {
+	case secs == 60:
+		return "1 minute"
+	case secs%60 == 0:
+		return fmt.Sprintf("%d minutes", secs/60)
+	case secs == 1:
+		return "1 second"
+	}
+	return fmt.Sprintf("%d seconds", secs)
+}
+
+// dialogChoice parses a dialogLabel; 0 when it is not one.
+func dialogChoice(label string) time.Duration {
+	var n int
+	var unit string
+	if _, err := fmt.Sscanf(label, "%d %s", &n, &unit); err != nil || n <= 0 {
+		return 0
+	}
+	switch strings.TrimSuffix(unit, "s") {
+	case "second":
+		return time.Duration(n) * time.Second
+	case "minute":
+		return time.Duration(n) * time.Minute
+	}
+	return 0
 }

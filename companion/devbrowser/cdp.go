@@ -26,6 +26,9 @@ type link struct {
 	sessions map[string]*target // root page sessions
 	children map[string]*target // child sessions (iframes, workers) under a page
 	nextTab  int
+	// fronts is the target known to be the active tab of each window (by
+	// window id); a window missing here is not known.
+	fronts map[int]string
 
 	winW, winH int // window size for new tabs' windows
 
@@ -42,6 +45,8 @@ type target struct {
 	title   string
 	agent   bool
 	owner   string // the principal an agent tab was opened for
+	opener  int    // the tab this one was opened from, 0 if none
+	window  int    // its window id once asked, 0 before
 	session string
 	// attachMu makes concurrent first calls on a tab share one attach.
 	attachMu sync.Mutex
@@ -53,6 +58,7 @@ type targetInfo struct {
 	Title    string `json:"title"`
 	URL      string `json:"url"`
 	Attached bool   `json:"attached"`
+	OpenerID string `json:"openerId,omitempty"`
 }
 
 // newLink starts the CDP link over t. Events reach the hub on the link's
@@ -63,6 +69,7 @@ func newLink(b *Browser, t jsonrpc.Transport) *link {
 		b:       b,
 		targets: map[string]*target{}, byTab: map[int]*target{},
 		sessions: map[string]*target{}, children: map[string]*target{},
+		fronts: map[int]string{},
 	}
 	l.conn = jsonrpc.New(t, jsonrpc.Options{
 		Dialect:    jsonrpc.CDP,
@@ -119,12 +126,24 @@ func (l *link) upsertLocked(ti targetInfo) *target {
 		t = &target{id: ti.TargetID, tab: l.nextTab}
 		l.targets[ti.TargetID] = t
 		l.byTab[t.tab] = t
+		// A page opened from an agent's tab (target=_blank, window.open)
+		// is that agent's, as the extension decides; one opened from a
+		// person's tab stays the person's.
+		if opener := l.targets[ti.OpenerID]; opener != nil {
+			t.opener = opener.tab
+			if opener.agent {
+				t.agent, t.owner = true, opener.owner
+			}
+		}
+		// It may have taken its window's front.
+		clear(l.fronts)
 	}
 	t.url, t.title = ti.URL, ti.Title
 	return t
 }
 
 func (l *link) dropLocked(t *target) {
+	clear(l.fronts)
 	delete(l.targets, t.id)
 	delete(l.byTab, t.tab)
 	if t.session != "" {
@@ -163,7 +182,11 @@ func (l *link) tabInfos() []wire.TabInfo {
 }
 
 func (l *link) infoLocked(t *target) wire.TabInfo {
-	return wire.TabInfo{ID: t.tab, URL: t.url, Title: t.title, Shared: true, Attached: t.session != "", WindowID: 1, Agent: t.agent, Owner: t.owner}
+	opener := 0
+	if l.byTab[t.opener] != nil {
+		opener = t.opener
+	}
+	return wire.TabInfo{ID: t.tab, URL: t.url, Title: t.title, Shared: true, Attached: t.session != "", WindowID: 1, Agent: t.agent, Owner: t.owner, Opener: opener}
 }
 
 // emitTabs sends the full tab list to the hub, as an extension does

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/reinshq/reins/companion/wire"
 )
@@ -51,8 +52,8 @@ func (l *link) RoundTrip(ctx context.Context, method string, params any) (json.R
 		if err != nil {
 			return nil, err
 		}
-		if _, err := l.send(ctx, "", "Target.activateTarget", map[string]any{"targetId": t.id}); err != nil {
-			return nil, fmt.Errorf("activating tab %d: %w", t.tab, err)
+		if err := l.activate(ctx, t); err != nil {
+			return nil, err
 		}
 		return json.RawMessage(`{}`), nil
 	case wire.MethodTabsPrepare:
@@ -242,6 +243,11 @@ func (l *link) cdp(ctx context.Context, p wire.CDPParams) (json.RawMessage, erro
 		}
 		return l.send(ctx, p.SessionID, p.Method, params)
 	}
+	if strings.HasPrefix(p.Method, "Input.") || p.Method == "Page.captureScreenshot" {
+		if err := l.toFront(ctx, t); err != nil {
+			return nil, err
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		s, err := l.attach(ctx, t)
 		if err != nil {
@@ -261,6 +267,53 @@ func (l *link) cdp(ctx context.Context, p wire.CDPParams) (json.RawMessage, erro
 		}
 		return res, err
 	}
+}
+
+// toFront makes t the active tab of its window before input or a
+// screenshot reaches it. Chromium renders only the active tab of a window,
+// so a page left behind another (a popup it opened, which Chromium puts in
+// the same window) would stall them; focus emulation keeps such a page
+// visible, but its frames still stop once it scrolls. The dev browser is
+// Reins' own, so raising the tab an agent works in takes nothing from the
+// person.
+func (l *link) toFront(ctx context.Context, t *target) error {
+	l.tmu.Lock()
+	win, front := t.window, l.fronts[t.window]
+	l.tmu.Unlock()
+	if win != 0 && front == t.id {
+		return nil
+	}
+	return l.activate(ctx, t)
+}
+
+// activate brings t to the front of its window and remembers it there.
+func (l *link) activate(ctx context.Context, t *target) error {
+	l.tmu.Lock()
+	win := t.window
+	l.tmu.Unlock()
+	if win == 0 {
+		raw, err := l.send(ctx, "", "Browser.getWindowForTarget", map[string]any{"targetId": t.id})
+		if err != nil {
+			return fmt.Errorf("finding the window of tab %d: %w", t.tab, err)
+		}
+		var res struct {
+			WindowID int `json:"windowId"`
+		}
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return fmt.Errorf("decoding Browser.getWindowForTarget: %w", err)
+		}
+		win = res.WindowID
+	}
+	if _, err := l.send(ctx, "", "Target.activateTarget", map[string]any{"targetId": t.id}); err != nil {
+		return fmt.Errorf("activating tab %d: %w", t.tab, err)
+	}
+	l.tmu.Lock()
+	if l.targets[t.id] == t {
+		t.window = win
+		l.fronts[win] = t.id
+	}
+	l.tmu.Unlock()
+	return nil
 }
 
 func (l *link) windowSize(ctx context.Context, p wire.WindowSizeParams) (json.RawMessage, error) {

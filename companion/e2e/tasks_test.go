@@ -130,6 +130,12 @@ func runTasks(t *testing.T, r *harness.Reins, transport string) {
 	for _, task := range tasks {
 		t.Run(task.name, func(t *testing.T) {
 			a := &taskAgent{t: t, cs: cs, pages: pages, transport: transport}
+			// The agent tidies up as it would: with the tab tool.
+			defer func() {
+				if a.tab != 0 && !t.Failed() {
+					a.must("tab", map[string]any{"tabId": a.tab, "action": "close"})
+				}
+			}()
 			if why, ok := task.notOn[transport]; ok {
 				if task.unsupported == nil {
 					t.Skipf("not on %s: %s", transport, why)

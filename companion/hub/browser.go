@@ -156,6 +156,10 @@ func (b *Browser) tab(native int) (Tab, bool) {
 func (b *Browser) public(t wire.TabInfo) Tab {
 	native := t.ID
 	t.ID = b.hub.publicID(b, native)
+	if t.Opener != 0 {
+		// An opener that is gone has no public id left to name.
+		t.Opener, _ = b.ids.public(t.Opener)
+	}
 	if t.Unsupported == "" {
 		t.Unsupported = wire.UnsupportedReason(t.URL, b.Engine())
 	}
@@ -253,6 +257,16 @@ func (b *Browser) setTabs(tabs []wire.TabInfo) {
 			updated[id] = true
 		}
 	}
+	// A shared tab that appeared from another, or was just shared because
+	// of its opener, is news for whoever follows the opener.
+	var opened []int
+	for _, id := range order {
+		t := next[id]
+		old, known := prev[id]
+		if t.Opener != 0 && t.Shared && (!known || !old.Shared || old.Opener != t.Opener) {
+			opened = append(opened, id)
+		}
+	}
 	sort.Ints(gone)
 	for _, id := range gone {
 		b.hub.forgetTab(b, id)
@@ -262,6 +276,11 @@ func (b *Browser) setTabs(tabs []wire.TabInfo) {
 		if updated[id] {
 			t, _ := b.tab(id)
 			b.hub.publishTab(pub, TabEvent{Kind: TabUpdated, Tab: t})
+		}
+	}
+	for _, id := range opened {
+		if t, ok := b.tab(id); ok && t.Opener != 0 {
+			b.hub.publishTab(t.Opener, TabEvent{Kind: TabOpened, Tab: t})
 		}
 	}
 	b.hub.changed()

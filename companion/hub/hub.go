@@ -477,6 +477,9 @@ const (
 	TabClosed                       // the tab closed or left its browser's records
 	TabUpdated                      // url, title or sharing changed
 	TabGone                         // the browser disconnected
+	// TabOpened goes to the subscribers of a tab that opened another
+	// (Tab is the new one): the shared tab appeared, or gained its opener.
+	TabOpened
 )
 
 // TabEvent is delivered to tab subscribers.

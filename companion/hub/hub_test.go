@@ -574,6 +574,58 @@ func TestTabEventsAndSubscriptions(t *testing.T) {
 	}
 }
 
+// A tab the extension shared because another opened it is announced to the
+// opener's subscribers once, with public ids; an unshared one, a repeat
+// listing and an opener that is gone are not.
+func TestTabOpenedReachesTheOpener(t *testing.T) {
+	changed, notify := changeSignal()
+	e := newEnv(t, hub.Options{OnChange: notify})
+	x := dial(t, e, hello("i", "s"))
+	opener := sharedTab(t, e, changed, x, 9)
+	got := make(chan hub.TabEvent, 10)
+	cancel := e.hub.SubscribeTab(opener, func(ev hub.TabEvent) {
+		if ev.Kind == hub.TabOpened {
+			got <- ev
+		}
+	})
+	defer cancel()
+	page := wire.TabInfo{ID: 9, URL: "https://page.test/", Title: "t", Shared: true}
+	unshared := wire.TabInfo{ID: 10, URL: "https://other.test/", Opener: 9}
+	x.SendTabs([]wire.TabInfo{page, unshared})
+	popup := wire.TabInfo{ID: 11, URL: "https://popup.test/", Shared: true, Agent: true, Owner: "agent:a", Opener: 9}
+	x.SendTabs([]wire.TabInfo{page, unshared, popup})
+	x.SendTabs([]wire.TabInfo{page, unshared, popup})
+	// The unshared tab shared later (as the extension does when it learns
+	// the opener from a second event) is news then.
+	unshared.Shared = true
+	x.SendTabs([]wire.TabInfo{page, unshared, popup})
+	for _, want := range []int{11, 10} {
+		select {
+		case ev := <-got:
+			if ev.Tab.Native != want || ev.Tab.Opener != opener || !ev.Tab.Shared || ev.Tab.ID == want {
+				t.Fatalf("TabOpened %+v, want native %d opened by public %d", ev.Tab, want, opener)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no TabOpened for native %d", want)
+		}
+	}
+	// The opener closes: its popup's opener has no public id any more.
+	x.SendTabs([]wire.TabInfo{popup})
+	waitFor(t, changed, "the opener gone", func() bool {
+		for _, tab := range e.hub.Tabs() {
+			if tab.Native == 11 {
+				return tab.Opener == 0
+			}
+		}
+		return false
+	})
+	select {
+	case ev := <-got:
+		t.Fatalf("a repeated listing announced %+v again", ev.Tab)
+	default:
+	}
+}
+
 func TestGraphPushedOnlyToGraphProfilesAndOnlyWhenChanged(t *testing.T) {
 	changed, notify := changeSignal()
 	e := newEnv(t, hub.Options{OnChange: notify})

@@ -19,14 +19,13 @@ type batchStep struct {
 }
 
 type batchArgs struct {
-	Steps []batchStep `json:"steps" jsonschema:"tool calls to run in order (1 to 50); the batch stops at the first failure"`
+	Steps []batchStep `json:"steps" jsonschema:"tool calls (1 to 50)"`
 }
 
 func registerBatch(e *Engine) {
 	define(e, Info{
-		Name: "browser_batch",
-		Description: "Run several tool calls in order in one request, stopping at the first failure. Returns every step's result. " +
-			"Saves round trips for known sequences (click, type, press Return, screenshot).",
+		Name:        "browser_batch",
+		Description: "Run tool calls in order in one request, stopping at the first failure, and return every step's result.",
 		Destructive: true, Mutating: true,
 	}, func(s *jsonschema.Schema) {
 		p := s.Properties["steps"]

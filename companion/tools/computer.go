@@ -15,10 +15,10 @@ import (
 )
 
 type computerArgs struct {
-	Action          string    `json:"action" jsonschema:"what to do: screenshot, left_click, right_click, double_click, triple_click, hover, type, key, scroll, scroll_to, wait, left_click_drag or zoom"`
-	TabID           int       `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
+	Action          string    `json:"action" jsonschema:"what to do"`
+	TabID           int       `json:"tabId" jsonschema:"tab id"`
 	Coordinate      []float64 `json:"coordinate,omitempty" jsonschema:"[x, y] in screenshot pixels: where to click, hover or scroll, or where a drag ends"`
-	Ref             string    `json:"ref,omitempty" jsonschema:"element ref from read_page or find (ref_12): act on that element instead of a coordinate; screenshot captures just it; left_click_drag starts there"`
+	Ref             string    `json:"ref,omitempty" jsonschema:"element ref (ref_12) instead of a coordinate; screenshot captures just it; left_click_drag starts there"`
 	TargetRef       string    `json:"target_ref,omitempty" jsonschema:"for left_click_drag: ref of the element to drop on"`
 	FullPage        bool      `json:"fullPage,omitempty" jsonschema:"for screenshot: the whole page, not just the viewport"`
 	Text            string    `json:"text,omitempty" jsonschema:"for type: the text to type; for key: keys in xdotool style, space separated (\"ctrl+a Delete\", \"Return\")"`
@@ -26,9 +26,9 @@ type computerArgs struct {
 	ScrollAmount    int       `json:"scroll_amount,omitempty" jsonschema:"for scroll: wheel ticks (default 3)"`
 	Duration        float64   `json:"duration,omitempty" jsonschema:"for wait: seconds to wait, at most 30"`
 	StartCoordinate []float64 `json:"start_coordinate,omitempty" jsonschema:"for left_click_drag: [x, y] where the drag starts"`
-	Region          []float64 `json:"region,omitempty" jsonschema:"for zoom: [x0, y0, x1, y1] screenshot pixels to capture at higher scale"`
+	Region          []float64 `json:"region,omitempty" jsonschema:"for zoom: [x0, y0, x1, y1] to capture"`
 	Modifiers       string    `json:"modifiers,omitempty" jsonschema:"for clicks: modifier keys to hold, e.g. \"shift\" or \"ctrl+shift\""`
-	Repeat          int       `json:"repeat,omitempty" jsonschema:"for key: how many times to press the sequence (default 1)"`
+	Repeat          int       `json:"repeat,omitempty" jsonschema:"for key: times to press (default 1)"`
 }
 
 var computerActions = []string{"screenshot", "left_click", "right_click", "double_click", "triple_click", "hover",
@@ -37,10 +37,9 @@ var computerActions = []string{"screenshot", "left_click", "right_click", "doubl
 func registerComputer(e *Engine) {
 	define(e, Info{
 		Name: "computer",
-		Description: "Look at and operate a tab with mouse and keyboard. screenshot returns a JPEG (coordinates you pass later are in its pixels); " +
-			"clicks, hover and scroll take a coordinate or an element ref (frames too); type inserts text into the focused element; key presses keys " +
-			"(xdotool style, chords like ctrl+k); scroll_to brings a ref into view; wait pauses up to 30 s; left_click_drag drags from start_coordinate or ref to coordinate or target_ref; " +
-			"zoom captures a region at higher scale. Actions that change the page are refused if the tab left the origin you last saw.",
+		Description: "Look at and operate a tab with mouse and keyboard. screenshot returns a JPEG whose pixels are the coordinates you pass; " +
+			"clicks, hover and scroll take a coordinate or a ref; type inserts text at the focus; key presses xdotool keys or chords (ctrl+k); " +
+			"zoom captures a region larger. Actions that change the page are refused if the tab left the origin you last saw.",
 		Destructive: true, Mutating: true, Batchable: true,
 	}, func(s *jsonschema.Schema) {
 		enum(s, "action", computerActions...)
@@ -323,7 +322,6 @@ func (c *call) after(ctx context.Context, ts *tabState, w *watcher, tabID int, l
 	if err != nil {
 		return nil, err
 	}
-	lines = append(lines, st.dialogs...)
 	lines = append(lines, st.downloads...)
 	switch {
 	case st.navigated:

@@ -52,6 +52,10 @@ type Options struct {
 	// (default 30 ms).
 	SettleTimeout time.Duration
 	QuietWindow   time.Duration
+	// DialogTimeout is how long a dialog in an agent's tab waits for an
+	// answer before Reins dismisses it (the person's setting, read when a
+	// dialog opens; DefaultDialogTimeout when nil).
+	DialogTimeout func() time.Duration
 }
 
 // Engine runs the tool catalog against the hub's browsers.
@@ -63,8 +67,9 @@ type Engine struct {
 	tools   map[string]*tool
 	catalog []Info
 
-	bg sync.WaitGroup // dialog handlers and downloads started from event callbacks
-	// stopCtx ends with Close, for the work bg runs.
+	// bg: dismissals of unanswered dialogs (from timers) and downloads
+	// (from event callbacks); stopCtx ends with Close, for the work bg runs.
+	bg       sync.WaitGroup
 	stopCtx  context.Context
 	stopWork context.CancelFunc
 
@@ -109,7 +114,7 @@ var families = []func(*Engine){
 	registerTabs, registerNavigate, registerComputer, registerRead, registerForm,
 	registerJS, registerLogs, registerWindow, registerUpload, registerMisc, registerBatch,
 	registerStorage, registerDevtools, registerEmulate, registerExtensions, registerCDP,
-	registerFiles, registerDownloads, registerWaitFor,
+	registerFiles, registerDownloads, registerWaitFor, registerDialog, registerTab,
 }
 
 // Catalog lists every tool, sorted by name.
@@ -171,12 +176,22 @@ func (c *call) run(ctx context.Context, name string, args json.RawMessage) (res 
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
+	start := time.Now()
 	r, err := t.invoke(ctx, c, args)
 	if err != nil {
-		return errorResult(err)
+		// A dialog the call's action opened is its outcome, not a failure.
+		if r = c.dialogOutcome(ctx, err, args, start); r == nil {
+			return errorResult(err)
+		}
 	}
 	if r == nil {
 		r = &Result{Content: []Content{}}
+	}
+	if ts := c.e.existingTab(c.tabID); ts != nil && name != "browser_batch" {
+		if t.info.Mutating {
+			addLines(r, c.openedLines(ctx, ts, start))
+		}
+		c.remind(ctx, ts, r, start)
 	}
 	return r
 }
@@ -216,8 +231,9 @@ type call struct {
 	s       *Session
 	tool    string
 	tabID   int
-	browser string // the tab's browser, for logs
-	batch   bool   // inside browser_batch: no nesting
+	browser string   // the tab's browser, for logs
+	batch   bool     // inside browser_batch: no nesting
+	lines   []string // said after the call's own result (dialog.go)
 	start   time.Time
 	// since is when this session's previous call on the tab began (zero if
 	// none): what happened after it is the outcome of that call.
@@ -328,6 +344,9 @@ func (c *call) page(ctx context.Context, id int, a access) (*tabState, hub.Tab, 
 	if err != nil {
 		return nil, hub.Tab{}, err
 	}
+	if err := c.dialogCheck(ctx, ts); err != nil {
+		return nil, hub.Tab{}, err
+	}
 	ts.acting(c.s.Principal, c.browser, agentTab(t) && t.Owner == c.s.Principal, a == accessAct, time.Now())
 	if err := ts.ensure(ctx, c.s.Label); err != nil {
 		return nil, hub.Tab{}, err
@@ -356,8 +375,17 @@ func (c *call) cdpIn(ctx context.Context, tabID int, session, method string, par
 		ctx, cancel = context.WithTimeout(ctx, inputTimeout)
 		defer cancel()
 	}
-	raw, err := c.e.hub.CDP(ctx, tabID, method, params, session, c.s.Label)
+	var raw json.RawMessage
+	var err error
+	if ts := c.e.existingTab(tabID); ts != nil {
+		raw, err = ts.cmd(ctx, c.s.Label, session, method, params)
+	} else {
+		raw, err = c.e.hub.CDP(ctx, tabID, method, params, session, c.s.Label)
+	}
 	if err != nil {
+		if wire.CodeOf(err) == wire.CodeDialogOpen {
+			return err
+		}
 		if wire.CodeOf(err) == wire.CodeTimeout && (strings.HasPrefix(method, "Input.") || method == "Page.captureScreenshot") {
 			return wire.Errorf(wire.CodeTimeout, "tab %d did not answer %s: the tab may be hidden behind another tab or its page is hung", tabID, method)
 		}

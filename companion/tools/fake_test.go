@@ -171,9 +171,10 @@ func wantCode(t *testing.T, res *tools.Result, code wire.Code) string {
 }
 
 var catalogNames = []string{
-	"browser_batch", "cdp", "computer", "devtools", "downloads", "emulate", "extensions", "find", "form_input", "get_page_text", "gif_creator",
-	"javascript_tool", "navigate", "read_console_messages", "read_network_requests", "read_page", "resize_window", "shortcuts_execute",
-	"shortcuts_list", "storage", "switch_browser", "tabs_context_mcp", "tabs_create_mcp", "update_plan", "upload_file", "upload_image", "wait_for",
+	"browser_batch", "cdp", "computer", "devtools", "dialog", "downloads", "emulate", "extensions", "find", "form_input",
+	"get_page_text", "gif_creator", "javascript_tool", "navigate", "read_console_messages", "read_network_requests", "read_page",
+	"resize_window", "shortcuts_execute", "shortcuts_list", "storage", "switch_browser", "tab", "tabs_context_mcp",
+	"tabs_create_mcp", "update_plan", "upload_file", "upload_image", "wait_for",
 }
 
 func TestCatalog(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 
 type formInputArgs struct {
 	Ref   string `json:"ref" jsonschema:"element ref from read_page or find"`
-	Value any    `json:"value" jsonschema:"the value: text for inputs, textareas and contenteditable editors (typed, so editors see keystrokes); an option's value or visible text for selects (a list for multi-selects); true/false for checkboxes and radio buttons, or the value of the radio to pick"`
-	TabID int    `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
+	Value any    `json:"value" jsonschema:"text (typed into editors); an option's value or text (a list for multi-selects); true/false for checkboxes and radios, or the radio's value"`
+	TabID int    `json:"tabId" jsonschema:"tab id"`
 }
 
 func registerForm(e *Engine) {

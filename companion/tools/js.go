@@ -10,8 +10,8 @@ import (
 )
 
 type javascriptArgs struct {
-	Text  string `json:"text" jsonschema:"JavaScript to run in the page; the value of the last expression is returned (top-level await works; a top-level return is allowed too)"`
-	TabID int    `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
+	Text  string `json:"text" jsonschema:"JavaScript to run in the page; returns the last expression's value (top-level await and return work)"`
+	TabID int    `json:"tabId" jsonschema:"tab id"`
 }
 
 const maxJSOutput = 50000

@@ -35,26 +35,25 @@ const (
 )
 
 type consoleArgs struct {
-	TabID      int    `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
-	Pattern    string `json:"pattern,omitempty" jsonschema:"only messages matching this regular expression (or containing this text)"`
-	Limit      int    `json:"limit,omitempty" jsonschema:"at most this many of the newest messages (default 100)"`
+	TabID      int    `json:"tabId" jsonschema:"tab id"`
+	Pattern    string `json:"pattern,omitempty" jsonschema:"only messages matching this regexp or text"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"newest N (default 100)"`
 	OnlyErrors bool   `json:"onlyErrors,omitempty" jsonschema:"only errors and uncaught exceptions"`
 	Clear      bool   `json:"clear,omitempty" jsonschema:"empty the buffer after reading"`
 }
 
 type networkArgs struct {
-	TabID      int    `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
+	TabID      int    `json:"tabId" jsonschema:"tab id"`
 	URLPattern string `json:"urlPattern,omitempty" jsonschema:"only requests whose URL contains this text"`
-	Limit      int    `json:"limit,omitempty" jsonschema:"at most this many of the newest requests (default 100)"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"newest N (default 100)"`
 	Clear      bool   `json:"clear,omitempty" jsonschema:"empty the buffer after reading"`
 }
 
 func registerLogs(e *Engine) {
 	define(e, Info{
-		Name: "read_console_messages",
-		Description: "Read a tab's console messages and uncaught exceptions, captured since Reins first used the tab (newest last, " +
-			"at most 500 or 2 MiB kept; a message over 16 KiB is cut).",
-		ReadOnly: true, Batchable: true,
+		Name:        "read_console_messages",
+		Description: "Read a tab's console messages and uncaught exceptions since Reins first used the tab (newest last; 500 kept, each cut at 16 KiB).",
+		ReadOnly:    true, Batchable: true,
 	}, func(s *jsonschema.Schema) { bounds(s, "limit", 0, maxLogEntries) }, runConsole)
 	define(e, Info{
 		Name:        "read_network_requests",

@@ -12,8 +12,8 @@ import (
 )
 
 type navigateArgs struct {
-	URL   string `json:"url" jsonschema:"URL to load (https:// is added when there is no scheme), or \"back\" / \"forward\" to move in the tab's history"`
-	TabID int    `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
+	URL   string `json:"url" jsonschema:"URL (https:// added without a scheme), or \"back\" or \"forward\""`
+	TabID int    `json:"tabId" jsonschema:"tab id"`
 }
 
 func registerNavigate(e *Engine) {

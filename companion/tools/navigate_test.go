@@ -144,26 +144,3 @@ func TestClickThatNavigates(t *testing.T) {
 		t.Fatalf("hash = %q", hash)
 	}
 }
-
-func TestDialogsDoNotBlock(t *testing.T) {
-	r := newRig(t)
-	s := r.e.NewSession("agent:dialogs", "dialogs")
-	tab := r.newTab(s, "/nav/a")
-	tree := r.ok(s, "read_page", map[string]any{"tabId": tab, "filter": "interactive"})
-	out := r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": refFor(t, tree, `"Alert"`)})
-	if !strings.Contains(out, `alert dialog "Saved!"; Reins accepted it`) {
-		t.Fatalf("alert: %s", out)
-	}
-	out = r.ok(s, "computer", map[string]any{"action": "left_click", "tabId": tab, "ref": refFor(t, tree, `"Confirm"`)})
-	if !strings.Contains(out, `confirm dialog "Delete everything?"; Reins dismissed it`) {
-		t.Fatalf("confirm: %s", out)
-	}
-	var labels []string
-	r.js(s, tab, "[document.getElementById('alert').textContent, document.getElementById('confirm').textContent]", &labels)
-	if labels[0] != "alerted" || labels[1] != "kept" {
-		t.Fatalf("buttons after dialogs: %v", labels)
-	}
-	if log := r.ok(s, "read_console_messages", map[string]any{"tabId": tab}); !strings.Contains(log, "Delete everything?") {
-		t.Fatalf("console lacks the dialog:\n%s", log)
-	}
-}

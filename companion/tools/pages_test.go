@@ -151,6 +151,7 @@ func pages() http.Handler {
 			io.WriteString(w, body)
 		}
 	}
+	tabPages(mux)
 	mux.HandleFunc("/record", html(recordPage))
 	mux.HandleFunc("/form", html(formPage))
 	mux.HandleFunc("/console", html(consolePage))

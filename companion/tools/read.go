@@ -12,21 +12,21 @@ import (
 )
 
 type readPageArgs struct {
-	TabID    int    `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
-	Filter   string `json:"filter,omitempty" jsonschema:"\"interactive\" lists only elements you can act on; \"all\" (default) gives the page structure with text"`
-	Depth    int    `json:"depth,omitempty" jsonschema:"maximum nesting depth of the tree (default 40)"`
-	MaxChars int    `json:"max_chars,omitempty" jsonschema:"cut the output at this many characters (default 30000)"`
+	TabID    int    `json:"tabId" jsonschema:"tab id"`
+	Filter   string `json:"filter,omitempty" jsonschema:"interactive: actionable elements only; all (default): structure and text"`
+	Depth    int    `json:"depth,omitempty" jsonschema:"tree depth (default 40)"`
+	MaxChars int    `json:"max_chars,omitempty" jsonschema:"output limit in characters (default 30000)"`
 	RefID    string `json:"ref_id,omitempty" jsonschema:"read only the subtree of this element ref"`
-	FromRef  string `json:"from_ref,omitempty" jsonschema:"continue a cut read from this ref (the cut note names it)"`
+	FromRef  string `json:"from_ref,omitempty" jsonschema:"continue a cut read from this ref"`
 }
 
 type findArgs struct {
 	Query string `json:"query" jsonschema:"what to look for: visible text, a label, a placeholder or a role, e.g. \"search box\" or \"Add to cart button\""`
-	TabID int    `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
+	TabID int    `json:"tabId" jsonschema:"tab id"`
 }
 
 type pageTextArgs struct {
-	TabID int `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
+	TabID int `json:"tabId" jsonschema:"tab id"`
 }
 
 const (
@@ -38,9 +38,8 @@ const (
 func registerRead(e *Engine) {
 	define(e, Info{
 		Name: "read_page",
-		Description: "Read a tab as a compact accessibility tree: one line per element with its role, name, state and a ref (ref_12), frames and shadow DOM included. " +
-			"Refs stay valid while their element stays on the page; pass them to computer, form_input, upload_image and scroll_to. " +
-			"filter \"interactive\" lists only actionable elements. A cut read ends with a from_ref to continue.",
+		Description: "Read a tab as a compact accessibility tree, frames and shadow DOM included: a line per element with role, name, state and a ref (ref_12) " +
+			"that other tools take while the element stays. A cut read ends with a from_ref to continue.",
 		ReadOnly: true, Batchable: true,
 	}, func(s *jsonschema.Schema) {
 		enum(s, "filter", "interactive", "all")

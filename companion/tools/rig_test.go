@@ -100,31 +100,41 @@ type rig struct {
 
 	mu         sync.Mutex
 	activities []tools.Activity
+	activity   chan struct{} // signalled on every activity
 }
 
 type rigOptions struct {
 	paused    func() error
 	takenOver func(int) string
 	// The person's permissions: developer agents, managing extensions.
-	developer func(string) bool
-	manageExt func() bool
+	developer     func(string) bool
+	manageExt     func() bool
+	dialogTimeout time.Duration
 }
 
 func newRig(tb testing.TB, o ...rigOptions) *rig {
 	tb.Helper()
 	browser(tb)
-	r := &rig{tb: tb, url: shared.srv.URL, alt: shared.alt.URL, files: agentfiles.New(tb.TempDir())}
+	r := &rig{tb: tb, url: shared.srv.URL, alt: shared.alt.URL, files: agentfiles.New(tb.TempDir()), activity: make(chan struct{}, 1)}
 	var opt rigOptions
 	if len(o) > 0 {
 		opt = o[0]
 	}
+	var dialogTimeout func() time.Duration
+	if opt.dialogTimeout > 0 {
+		dialogTimeout = func() time.Duration { return opt.dialogTimeout }
+	}
 	r.e = tools.NewEngine(tools.Options{
 		Hub: shared.hub, Logger: quietLogger(), Paused: opt.paused, TakenOver: opt.takenOver, Files: r.files,
-		Developer: opt.developer, ManageExtensions: opt.manageExt,
+		Developer: opt.developer, ManageExtensions: opt.manageExt, DialogTimeout: dialogTimeout,
 		OnActivity: func(a tools.Activity) {
 			r.mu.Lock()
 			r.activities = append(r.activities, a)
 			r.mu.Unlock()
+			select {
+			case r.activity <- struct{}{}:
+			default:
+			}
 		},
 	})
 	tb.Cleanup(r.e.Close)

@@ -41,6 +41,8 @@ type tabEntry struct {
 	BrowserID   string `json:"browserId"`
 	SharedBy    string `json:"sharedBy"` // "you" (your group) or "person"
 	Unsupported string `json:"cannotAutomate,omitempty"`
+	Dialog      string `json:"dialog,omitempty"` // a dialog waiting for an answer
+	OpenedBy    int    `json:"openedBy,omitempty"`
 }
 
 // tabsListTimeout bounds each browser's answer to the tabs.list that
@@ -80,7 +82,8 @@ func (c *call) entry(t hub.Tab) tabEntry {
 	if agentTab(t) && t.Owner == c.s.Principal {
 		by = "you"
 	}
-	return tabEntry{TabID: t.ID, Title: t.Title, URL: t.URL, Browser: t.BrowserName, BrowserID: t.BrowserID, SharedBy: by, Unsupported: t.Unsupported}
+	return tabEntry{TabID: t.ID, Title: t.Title, URL: t.URL, Browser: t.BrowserName, BrowserID: t.BrowserID, SharedBy: by, Unsupported: t.Unsupported,
+		Dialog: c.e.dialogEntry(t), OpenedBy: t.Opener}
 }
 
 func runTabsContext(ctx context.Context, c *call, in *tabsContextArgs) (*Result, error) {

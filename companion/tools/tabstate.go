@@ -51,6 +51,8 @@ type tabState struct {
 	actedAt time.Time
 	browser string
 	net     netTracker
+	dlg     dialogState // the dialog the page shows (dialog.go)
+	pop     popupState  // the tabs the page opened (tab.go)
 }
 
 // tabState returns the tab's state, subscribing to its events on first use.
@@ -88,6 +90,9 @@ func (ts *tabState) stop() {
 	ts.cancel()
 	ts.mu.Lock()
 	ts.gone = true
+	if d := ts.dlg.current; d != nil && d.timer != nil {
+		d.timer.Stop()
+	}
 	ws := make([]*watcher, 0, len(ts.watchers))
 	for w := range ts.watchers {
 		ws = append(ws, w)
@@ -162,6 +167,14 @@ func (ts *tabState) ensure(ctx context.Context, agent string) error {
 			return fmt.Errorf("preparing tab %d (%s): %w", ts.id, step.method, err)
 		}
 	}
+	if t, b, err := ts.e.hub.Tab(ts.id); err == nil && agentTab(t) && b.Engine() == wire.EngineChromium {
+		// An agent's tab keeps rendering, its timers running and its input
+		// answered when another tab comes to its window's front: Chromium
+		// treats a focus-emulated page as visible.
+		if _, err := ts.e.hub.CDP(ctx, ts.id, "Emulation.setFocusEmulationEnabled", map[string]any{"enabled": true}, "", agent); err != nil {
+			ts.e.log.Debug("focus emulation not available", "tab", ts.id, "agent", agent, "err", err)
+		}
+	}
 	if _, err := ts.mainFrameNow(ctx, agent); err != nil {
 		return fmt.Errorf("preparing tab %d: %w", ts.id, err)
 	}
@@ -203,7 +216,13 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 		ts.world = 0
 		ts.frames.detached()
 		ts.mu.Unlock()
+		// Detached, Reins can no longer answer a dialog; the browser shows
+		// it to the person.
+		ts.dialogGone()
 		ts.notify(ev)
+		return
+	case hub.TabOpened:
+		ts.tabOpened(ev.Tab)
 		return
 	case hub.TabClosed, hub.TabGone:
 		ts.e.dropTab(ts)
@@ -233,7 +252,11 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 		}
 		return
 	case "Page.javascriptDialogOpening":
-		ts.dialog(ev.Params)
+		ts.dialogOpening(ev.Params)
+	case "Page.javascriptDialogClosed":
+		ts.dialogGone()
+	case "Page.windowOpen":
+		ts.windowOpened(ev.Params)
 	case "Page.downloadWillBegin":
 		ts.e.downloads.begin(ts, ev.Params)
 	case "Page.downloadProgress", "Browser.downloadProgress":
@@ -285,46 +308,6 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 	if strings.HasPrefix(ev.Method, "Page.") || ev.Method == "Runtime.executionContextsCleared" {
 		ts.notify(ev)
 	}
-}
-
-// dialog answers a JavaScript dialog, which would otherwise block the page
-// and every call waiting on it. Alerts and leave-page prompts are accepted;
-// confirm and prompt are dismissed, the cautious answer, and the agent
-// reads what they said in the action's result and the console.
-func (ts *tabState) dialog(params json.RawMessage) {
-	var p struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return
-	}
-	accept := p.Type == "alert" || p.Type == "beforeunload"
-	verdict := "dismissed"
-	if accept {
-		verdict = "accepted"
-	}
-	note, _ := json.Marshal(map[string]any{"entry": map[string]any{
-		"source": "dialog", "level": "warning", "text": fmt.Sprintf("%s dialog %q was %s by Reins", p.Type, p.Message, verdict),
-	}})
-	ts.console.add("Log.entryAdded", note)
-	// Add under ts.mu, so it cannot race with Close: stop marks the tab
-	// gone under the same lock before Close waits.
-	ts.mu.Lock()
-	if ts.gone {
-		ts.mu.Unlock()
-		return
-	}
-	ts.e.bg.Add(1)
-	ts.mu.Unlock()
-	go func() {
-		defer ts.e.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), inputTimeout)
-		defer cancel()
-		if _, err := ts.e.hub.CDP(ctx, ts.id, "Page.handleJavaScriptDialog", map[string]any{"accept": accept}, "", "reins"); err != nil {
-			ts.e.log.Warn("could not answer a dialog", "tab", ts.id, "type", p.Type, "err", err)
-		}
-	}()
 }
 
 func (ts *tabState) notify(ev hub.TabEvent) {
@@ -381,13 +364,16 @@ func (ts *tabState) worldID(ctx context.Context, agent string) (int, error) {
 		// A world asked for while the frame swaps documents can go
 		// unanswered; ask again for the frame as it is now.
 		actx, cancel := context.WithTimeout(ctx, worldTimeout)
-		raw, err := ts.e.hub.CDP(actx, ts.id, "Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": worldName}, "", agent)
+		raw, err := ts.cmd(actx, agent, "", "Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": worldName})
 		cancel()
 		if err == nil {
 			if err := json.Unmarshal(raw, &created); err != nil || created.ID == 0 {
 				return 0, wire.Errorf(wire.CodeInternal, "Page.createIsolatedWorld returned no context")
 			}
 			break
+		}
+		if wire.CodeOf(err) == wire.CodeDialogOpen {
+			return 0, err
 		}
 		if attempt == 2 || ctx.Err() != nil || (wire.CodeOf(err) != wire.CodeTimeout && !strings.Contains(err.Error(), "rame")) {
 			return 0, fmt.Errorf("preparing the page of tab %d: %w", ts.id, err)
@@ -398,8 +384,11 @@ func (ts *tabState) worldID(ctx context.Context, agent string) (int, error) {
 		}
 	}
 	var res evalResult
-	raw, err := ts.e.hub.CDP(ctx, ts.id, "Runtime.evaluate", map[string]any{"expression": pageJS, "contextId": created.ID, "returnByValue": true}, "", agent)
+	raw, err := ts.cmd(ctx, agent, "", "Runtime.evaluate", map[string]any{"expression": pageJS, "contextId": created.ID, "returnByValue": true})
 	if err != nil {
+		if wire.CodeOf(err) == wire.CodeDialogOpen {
+			return 0, err
+		}
 		return 0, fmt.Errorf("installing the page helper in tab %d: %w", ts.id, err)
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
@@ -543,20 +532,23 @@ func (ts *tabState) callIn(ctx context.Context, agent string, f *frameRec, fn st
 			}
 		}
 		var res evalResult
-		raw, err := ts.e.hub.CDP(ctx, ts.id, "Runtime.callFunctionOn", map[string]any{
+		raw, err := ts.cmd(ctx, agent, session, "Runtime.callFunctionOn", map[string]any{
 			"functionDeclaration": helperDeclaration(fn),
 			"executionContextId":  id,
 			"arguments":           cargs,
 			"returnByValue":       true,
 			"awaitPromise":        true,
 			"userGesture":         true,
-		}, session, agent)
+		})
 		if err != nil {
 			if retry && attempt == 0 && (contextGone(err) || f != nil && frameGone(err)) {
 				// The document changed under us (or the frame's session
 				// did); make a world in the new one.
 				drop()
 				continue
+			}
+			if wire.CodeOf(err) == wire.CodeDialogOpen {
+				return "", err
 			}
 			return "", fmt.Errorf("calling the page of tab %d: %w", ts.id, err)
 		}

@@ -11,10 +11,10 @@ import (
 )
 
 type uploadArgs struct {
-	ImageID    string    `json:"imageId" jsonschema:"id of a screenshot or zoom you took (img_3)"`
-	TabID      int       `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
+	ImageID    string    `json:"imageId" jsonschema:"screenshot or zoom id (img_3)"`
+	TabID      int       `json:"tabId" jsonschema:"tab id"`
 	Ref        string    `json:"ref,omitempty" jsonschema:"ref of a file input to put the image in"`
-	Coordinate []float64 `json:"coordinate,omitempty" jsonschema:"[x, y] in screenshot pixels of a drop zone to drop the image on"`
+	Coordinate []float64 `json:"coordinate,omitempty" jsonschema:"or [x, y] of a drop zone"`
 }
 
 func registerUpload(e *Engine) {

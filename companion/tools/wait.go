@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 	"time"
 
@@ -202,7 +201,6 @@ func (w *watcher) waitLoad(ctx context.Context, n *navState, timeout time.Durati
 
 // settled is what an action's wait observed.
 type settled struct {
-	dialogs   []string
 	downloads []string // lines about downloads the action started
 	href      string
 	title     string
@@ -222,9 +220,6 @@ func (c *call) settle(ctx context.Context, ts *tabState, w *watcher) (settled, e
 	href, qerr := ts.call(ctx, c.s.Label, "quiet", nil, false, quiet.Milliseconds(), max.Milliseconds())
 	n := &navState{mainFrame: ts.frame()}
 	for _, ev := range w.pending() {
-		if d := dialogNote(ev); d != "" {
-			out.dialogs = append(out.dialogs, d)
-		}
 		n.feed(ev)
 	}
 	out.sameDoc = n.sameDoc
@@ -262,22 +257,4 @@ func (c *call) settle(ctx context.Context, ts *tabState, w *watcher) (settled, e
 	}
 	out.href, out.title = href, info.Title
 	return out, nil
-}
-
-func dialogNote(ev hub.TabEvent) string {
-	if ev.Method != "Page.javascriptDialogOpening" {
-		return ""
-	}
-	var p struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(ev.Params, &p) != nil {
-		return ""
-	}
-	verdict := "dismissed"
-	if p.Type == "alert" || p.Type == "beforeunload" {
-		verdict = "accepted"
-	}
-	return fmt.Sprintf("The page opened a %s dialog %q; Reins %s it.", p.Type, p.Message, verdict)
 }

@@ -12,7 +12,7 @@ import (
 type resizeArgs struct {
 	Width  int `json:"width" jsonschema:"window width in pixels"`
 	Height int `json:"height" jsonschema:"window height in pixels"`
-	TabID  int `json:"tabId" jsonschema:"tab id from tabs_context_mcp"`
+	TabID  int `json:"tabId" jsonschema:"tab id"`
 }
 
 func registerWindow(e *Engine) {

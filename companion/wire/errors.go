@@ -33,6 +33,10 @@ const (
 	// CodeBusy: a peer already has as many commands running and waiting as
 	// it may; the command did not run.
 	CodeBusy Code = "busy"
+	// CodeDialogOpen: the tab shows a JavaScript dialog (alert, confirm,
+	// prompt, beforeunload) that blocks its page; nothing ran, and nothing
+	// that needs the page can until the dialog is answered.
+	CodeDialogOpen Code = "dialog_open"
 	// CodeUnsupported: the browser (an engine or a transport) cannot do
 	// what was asked, for example device emulation in Firefox; asking again
 	// will not help.
@@ -113,6 +117,7 @@ var table = []CodeInfo{
 	{CodeNotShared, "the tab is not shared with Reins", http.StatusForbidden, 0},
 	{CodeUnauthorized, "the caller did not prove who it is, or may not do this", http.StatusForbidden, CloseUnauthorized},
 	{CodeBusy, "the peer has too many commands in flight; this one did not run", http.StatusTooManyRequests, 0},
+	{CodeDialogOpen, "a dialog blocks the tab's page; nothing ran", http.StatusConflict, 0},
 	{CodeUnsupported, "the browser cannot do this; asking again will not help", http.StatusNotImplemented, 0},
 	{CodeNotAllowed, "the person has not allowed this, or it reaches beyond what any caller may touch", http.StatusForbidden, 0},
 	{CodeToolDisabled, "the person turned the tool off", http.StatusForbidden, 0},
@@ -207,8 +212,6 @@ var (
 	ErrInternal       = &Error{Code: CodeInternal, Message: "internal error"}
 	ErrPaused         = &Error{Code: CodePaused, Message: "automation is paused"}
 	ErrNotShared      = &Error{Code: CodeNotShared, Message: "tab is not shared"}
-	ErrUnsupported    = &Error{Code: CodeUnsupported, Message: "not supported by this browser"}
-	ErrNotAllowed     = &Error{Code: CodeNotAllowed, Message: "not allowed"}
 	ErrNotImplemented = &Error{Code: CodeNotImplemented, Message: "not implemented"}
 )
 

@@ -163,6 +163,10 @@ type TabInfo struct {
 	// keeps it with the tab, so ownership survives reconnects and companion
 	// restarts; a tab the person shared by hand has none.
 	Owner string `json:"owner,omitempty"`
+	// Opener is a Reins addition: the shared tab this one was opened from
+	// (a target=_blank link, window.open, a middle-click), which is why it
+	// is shared. A native id on the wire; hub.Tab carries the public one.
+	Opener int `json:"openerTabId,omitempty"`
 }
 
 // CDPParams are the params of a cdp request.

@@ -12,6 +12,8 @@ const NAV_TIMEOUT_MS = 30_000;
 // Firefox aborts and restarts a navigation that moves to another content
 // process; a commit normally follows an abort within this time.
 const ABORT_GRACE_MS = 3_000;
+// How many opened tabs the adapter remembers having reported.
+const MAX_ANNOUNCED = 256;
 
 /** Runs in the isolated world: what Page.getNavigationHistory needs. */
 function pageHistory() {
@@ -51,6 +53,7 @@ function frame(id, loaderId, url) {
 export function pageDomain(fx) {
   const { browser, timers, tabs } = fx;
   const waiters = new Map(); // tabId → Set of navigation listeners
+  const announced = new Set(); // tabs opened by a page, reported once
 
   function lifecycle(tabId, name, loaderId) {
     const st = tabs.get(tabId);
@@ -234,6 +237,15 @@ export function pageDomain(fx) {
     },
     tabClosed(tabId) {
       notify(tabId, { kind: 'closed' });
+    },
+    createdNavigationTarget(d) {
+      // Once per tab: the engine counts them against the tabs that appear.
+      if (!tabs.get(d.sourceTabId)?.domains.has('Page') || announced.has(d.tabId)) return;
+      announced.add(d.tabId);
+      if (announced.size > MAX_ANNOUNCED) announced.delete(announced.values().next().value);
+      // Whether a person's gesture opened it is not reported; the engine
+      // reads only the URL.
+      fx.emit(d.sourceTabId, 'Page.windowOpen', { url: d.url ?? '', windowName: '', windowFeatures: [], userGesture: false });
     },
   };
 }

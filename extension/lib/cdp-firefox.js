@@ -75,6 +75,8 @@ const STATE_KEY = 'firefoxCdp';
  * - committed(d, loaderId, st): a new document; st when the tab is attached;
  * - domContentLoaded(d), completed(d), navigationFailed(d): its progress;
  * - sameDocument(d, navigationType): a fragment or history API move;
+ * - createdNavigationTarget(d): a page opened a tab or window (d.sourceTabId,
+ *   d.tabId), reported by the tab event and again by the navigation event;
  * - tabClosed(tabId): the tab is gone, attached or not;
  * - released(tabId, st): an attached tab was detached or closed.
  */
@@ -234,7 +236,13 @@ export function createFirefoxCdp(browser, o = {}) {
       });
     wn.onReferenceFragmentUpdated.addListener(sameDoc('fragment'));
     wn.onHistoryStateUpdated.addListener(sameDoc('historyApi'));
+    wn.onCreatedNavigationTarget?.addListener((d) => hook('createdNavigationTarget', d));
   }
+  // The tab event usually comes first, and the action that opened the tab
+  // waits for Page.windowOpen to name it; the navigation event adds the URL.
+  browser.tabs.onCreated?.addListener((t) => {
+    if (Number.isSafeInteger(t?.openerTabId)) hook('createdNavigationTarget', { sourceTabId: t.openerTabId, tabId: t.id, url: '' });
+  });
 
   browser.tabs.onRemoved.addListener((tabId) => {
     hook('tabClosed', tabId);

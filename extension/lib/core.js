@@ -39,6 +39,8 @@ export class Core {
     /** @type {{paused:boolean, overlay:boolean, disabled?:string[]}|null} */
     this.policy = null;
     this.haveCatalog = false;
+    /** @type {Set<number>} opened tabs being shared (tabOpened) */
+    this.opening = new Set();
     /** Set by the service: delivers a frame to the companion if connected. */
     this.send = (_frame) => false;
     /** Set by the service: tells open extension pages that state changed. */
@@ -178,6 +180,70 @@ export class Core {
     await this.groupTab(tab, group || DEFAULT_GROUP, this.sharing.ownerOf(tabId));
     this.pushOverlay(tabId);
     return tab;
+  }
+
+  /**
+   * A tab was opened from another (a target=_blank link, window.open, a
+   * middle-click). From a shared tab it is shared the same way: an agent's
+   * tab's opens are that agent's, in its group; a tab the person shared by
+   * hand opens tabs the person shares, which every agent sees. Both the
+   * tab event and the navigation event report the opener, so this runs once
+   * per tab whichever comes first.
+   *
+   * A page opened from an agent's tab that took the front of its opener's
+   * window first moves to a window of its own: a browser hides the
+   * background tabs of a window (Chromium stops rendering them, Firefox
+   * throttles their timers), so input and screenshots there stall, and the
+   * agent usually keeps working in both. It is shared once it has moved,
+   * under the id it has then.
+   * @param {number} tabId
+   * @param {number} openerId
+   */
+  async tabOpened(tabId, openerId) {
+    await this.ready;
+    if (!Number.isSafeInteger(tabId) || !Number.isSafeInteger(openerId) || tabId === openerId) return;
+    if (this.opening.has(tabId) || this.sharing.isShared(tabId) || !this.sharing.isShared(openerId)) return;
+    this.opening.add(tabId);
+    try {
+      let tab;
+      let opener;
+      try {
+        [tab, opener] = await Promise.all([this.chrome.tabs.get(tabId), this.chrome.tabs.get(openerId)]);
+      } catch {
+        return; // one of them closed already
+      }
+      if (this.sharing.isAgent(openerId) && tab.active && tab.windowId === opener.windowId) {
+        try {
+          const win = await this.chrome.windows.create({ tabId });
+          // Firefox may give the tab it moves a new id.
+          tab = win.tabs?.length === 1 ? win.tabs[0] : await this.chrome.tabs.get(tabId);
+        } catch (err) {
+          this.log.warn('reins: cannot move an opened tab to its own window', tabId, err);
+        }
+      }
+      if (!this.sharing.shareOpened(tab.id, openerId)) return;
+      this.persist();
+      // Tell the companion now rather than after the coalescing delay: the
+      // action that opened the tab is waiting to name it.
+      this.emit('tabs', await this.listTabs());
+      this.onStateChange();
+      await this.groupTab(tab, await this.groupTitleOf(opener), this.sharing.ownerOf(tab.id));
+      this.pushOverlay(tab.id);
+    } catch (err) {
+      this.log.warn('reins: cannot share an opened tab', tabId, err);
+    } finally {
+      this.opening.delete(tabId);
+    }
+  }
+
+  /** The title of the group a tab is in, or the default group's. */
+  async groupTitleOf(tab) {
+    if (!this.chrome.tabGroups || typeof tab.groupId !== 'number' || tab.groupId < 0) return DEFAULT_GROUP;
+    try {
+      return (await this.chrome.tabGroups.get(tab.groupId)).title || DEFAULT_GROUP;
+    } catch {
+      return DEFAULT_GROUP;
+    }
   }
 
   async unshare(tabId, reason = 'unshared') {

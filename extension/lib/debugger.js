@@ -27,9 +27,21 @@ export class DebuggerManager {
     /** @type {Map<number, any>} */ this.idleTimers = new Map();
     /** @type {Map<number, Promise<void>>} */ this.attaching = new Map();
     /** @type {Map<number, number>} */ this.inFlight = new Map();
+    /**
+     * @type {Set<number>} tabs whose page shows a dialog: they stay attached
+     * past the idle timer, since a detach would take the answer out of the
+     * agent's hands (the companion dismisses one nobody answers).
+     */
+    this.dialogs = new Set();
 
     cdp.onEvent((tabId, method, params, sessionId) => {
       if (!this.getSharing().isAttached(tabId)) return;
+      if (!sessionId && method === 'Page.javascriptDialogOpening') {
+        this.dialogs.add(tabId);
+        this.clearIdle(tabId);
+      } else if (!sessionId && method === 'Page.javascriptDialogClosed' && this.dialogs.delete(tabId)) {
+        this.armIdle(tabId);
+      }
       const out = { tabId, method, params: params ?? {} };
       if (sessionId) out.sessionId = sessionId;
       this.emit('cdp.event', out);
@@ -110,6 +122,7 @@ export class DebuggerManager {
 
   markDetached(tabId, reason) {
     this.clearIdle(tabId);
+    this.dialogs.delete(tabId);
     if (!this.getSharing().setAttached(tabId, false)) return false;
     this.changed();
     this.emit('detached', { tabId, reason });
@@ -130,10 +143,10 @@ export class DebuggerManager {
   armIdle(tabId) {
     this.clearIdle(tabId);
     const sharing = this.getSharing();
-    if (!sharing.isAttached(tabId) || sharing.isHeld(tabId) || this.inFlight.has(tabId)) return;
+    if (!sharing.isAttached(tabId) || sharing.isHeld(tabId) || this.inFlight.has(tabId) || this.dialogs.has(tabId)) return;
     const t = this.timers.setTimeout(() => {
       this.idleTimers.delete(tabId);
-      if (!this.getSharing().isHeld(tabId) && !this.inFlight.has(tabId)) this.detach(tabId, 'idle');
+      if (!this.getSharing().isHeld(tabId) && !this.inFlight.has(tabId) && !this.dialogs.has(tabId)) this.detach(tabId, 'idle');
     }, this.idleMs);
     this.idleTimers.set(tabId, t);
   }

@@ -389,6 +389,12 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
   };
 
   chrome.tabs.onCreated.addListener(afterLoad(() => core.scheduleTabs()));
+  // A tab joins its opener's sharing only when the opener's page opened it
+  // (a link, window.open, a middle-click): webNavigation says so. The tab
+  // event's openerTabId proves nothing: Chromium also sets it for a tab the
+  // person opens with Ctrl+T over an agent's tab, for tabs DevTools opens,
+  // and any extension may set it, and such a tab is the person's.
+  chrome.webNavigation.onCreatedNavigationTarget.addListener(afterLoad((d) => core.tabOpened(d.tabId, d.sourceTabId)));
   chrome.tabs.onUpdated.addListener(
     afterLoad((tabId, change) => {
       if ('url' in change || 'title' in change || 'status' in change || 'favIconUrl' in change) core.scheduleTabs();

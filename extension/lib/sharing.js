@@ -19,6 +19,7 @@ export class SharingState {
     /** @type {Set<number>} */ this.shared = new Set();
     /** @type {Set<number>} tabs opened by agents (always shared) */ this.agent = new Set();
     /** @type {Map<number, string>} agent tab → the principal it was opened for */ this.owners = new Map();
+    /** @type {Map<number, number>} tab shared because a shared tab opened it → that opener */ this.openers = new Map();
     /** @type {Set<number>} tabs whose debugger stays attached past the idle timer */ this.held = new Set();
     /** @type {Set<number>} tabs our debugger is attached to */ this.attached = new Set();
   }
@@ -37,6 +38,11 @@ export class SharingState {
           if (Array.isArray(pair) && Number.isSafeInteger(pair[0]) && validOwner(pair[1])) s.owners.set(pair[0], pair[1]);
         }
       }
+      if (Array.isArray(data.openers)) {
+        for (const pair of data.openers) {
+          if (Array.isArray(pair) && Number.isSafeInteger(pair[0]) && Number.isSafeInteger(pair[1])) s.openers.set(pair[0], pair[1]);
+        }
+      }
     }
     // Only shared tabs may be agent tabs or held, and only agent tabs have
     // owners. An agent tab saved by an older version has none: the
@@ -44,6 +50,7 @@ export class SharingState {
     for (const id of s.agent) if (!s.shared.has(id)) s.agent.delete(id);
     for (const id of s.held) if (!s.shared.has(id)) s.held.delete(id);
     for (const id of s.owners.keys()) if (!s.agent.has(id)) s.owners.delete(id);
+    for (const id of s.openers.keys()) if (!s.shared.has(id)) s.openers.delete(id);
     return s;
   }
 
@@ -52,6 +59,7 @@ export class SharingState {
       shared: [...this.shared].sort((a, b) => a - b),
       agent: [...this.agent].sort((a, b) => a - b),
       owners: [...this.owners].sort((a, b) => a[0] - b[0]),
+      openers: [...this.openers].sort((a, b) => a[0] - b[0]),
       held: [...this.held].sort((a, b) => a - b),
       attached: [...this.attached].sort((a, b) => a - b),
     };
@@ -63,6 +71,22 @@ export class SharingState {
   isAttached(tabId) { return this.attached.has(tabId); }
   /** The principal an agent tab belongs to, or '' (a person's tab, or an owner never given). */
   ownerOf(tabId) { return this.owners.get(tabId) ?? ''; }
+  /** The shared tab that opened this one, when that is why it is shared; 0 otherwise. */
+  openerOf(tabId) { return this.openers.get(tabId) ?? 0; }
+
+  /**
+   * Shares a tab because a shared tab opened it (a target=_blank link,
+   * window.open, a middle-click): it is shared as its opener is, for the
+   * same owner, or by hand when the person shared the opener. A tab already
+   * shared is left as it is.
+   * @returns {boolean} whether anything changed
+   */
+  shareOpened(tabId, openerId) {
+    if (tabId === openerId || this.shared.has(tabId) || !this.shared.has(openerId)) return false;
+    this.share(tabId, { agent: this.agent.has(openerId), owner: this.ownerOf(openerId) });
+    this.openers.set(tabId, openerId);
+    return true;
+  }
 
   /**
    * Shares a tab. An agent tab records the principal it was opened for; a
@@ -94,6 +118,7 @@ export class SharingState {
     const was = this.shared.delete(tabId);
     this.agent.delete(tabId);
     this.owners.delete(tabId);
+    this.openers.delete(tabId);
     this.held.delete(tabId);
     return was;
   }
@@ -134,11 +159,14 @@ export class SharingState {
         changed = true;
       }
     }
-    if (this.owners.has(oldId)) {
-      this.owners.set(newId, this.owners.get(oldId));
-      this.owners.delete(oldId);
-      changed = true;
+    for (const key of ['owners', 'openers']) {
+      if (this[key].has(oldId)) {
+        this[key].set(newId, this[key].get(oldId));
+        this[key].delete(oldId);
+        changed = true;
+      }
     }
+    for (const [id, opener] of this.openers) if (opener === oldId) this.openers.set(id, newId);
     // The debugger does not follow a replaced tab.
     changed = this.attached.delete(oldId) || changed;
     return changed;
@@ -148,7 +176,7 @@ export class SharingState {
   retainOnly(existingIds) {
     const keep = new Set(existingIds);
     let changed = false;
-    for (const key of ['shared', 'agent', 'owners', 'held', 'attached']) {
+    for (const key of ['shared', 'agent', 'owners', 'openers', 'held', 'attached']) {
       for (const id of this[key].keys()) {
         if (!keep.has(id)) {
           this[key].delete(id);

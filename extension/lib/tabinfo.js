@@ -20,6 +20,8 @@ export function toTabInfo(tab, sharing, engine = 'chromium') {
   if (sharing.isAgent(tab.id)) info.agent = true;
   const owner = sharing.ownerOf(tab.id);
   if (owner !== '') info.owner = owner;
+  const opener = sharing.openerOf(tab.id);
+  if (opener !== 0) info.openerTabId = opener;
   if (typeof tab.favIconUrl === 'string' && tab.favIconUrl !== '') info.favIconUrl = tab.favIconUrl;
   const reason = unsupportedReason(url, engine);
   if (reason !== '') info.unsupported = reason;

@@ -178,6 +178,89 @@ test('a held tab stays attached; releasing it starts the idle timer', async () =
   assert.equal(core.sharing.isAttached(1), false);
 });
 
+test('a tab showing a dialog stays attached until the dialog closes', async () => {
+  const { chrome, timers, core, call } = await setup({ tabs: [pageTab] });
+  await call('tabs.share', { tabId: 1, shared: true });
+  await call('cdp', { tabId: 1, method: 'Page.enable' });
+  chrome.debugger.onEvent.fire({ tabId: 1, sessionId: 'S1' }, 'Page.javascriptDialogOpening', { type: 'alert' });
+  await timers.advance(30_000);
+  assert.equal(core.sharing.isAttached(1), false, 'a dialog in a frame session holds nothing');
+  await call('cdp', { tabId: 1, method: 'Page.enable' });
+  chrome.debugger.onEvent.fire({ tabId: 1 }, 'Page.javascriptDialogOpening', { type: 'confirm', message: 'Sure?' });
+  await timers.advance(10 * 60_000);
+  assert.equal(core.sharing.isAttached(1), true, 'the agent can still answer the dialog');
+  chrome.debugger.onEvent.fire({ tabId: 1 }, 'Page.javascriptDialogClosed', { result: false });
+  await timers.advance(29_000);
+  assert.equal(core.sharing.isAttached(1), true);
+  await timers.advance(1_000);
+  assert.equal(core.sharing.isAttached(1), false, 'answered, the tab idles out as before');
+});
+
+test('a tab an agent\'s tab opens is that agent\'s, in its group, in a window of its own', async () => {
+  const { chrome, core, sent, call } = await setup({ tabs: [pageTab] });
+  const agentTab = (await call('tabs.create', { url: 'https://example.org/', group: 'Reins · claude', owner: 'agent:a' })).result.id;
+  chrome._state.tabs.get(agentTab).active = false;
+  chrome._state.tabs.set(300, { id: 300, url: '', pendingUrl: 'https://example.org/popup', title: '', windowId: 1, groupId: -1, status: 'loading', active: true });
+  const before = sent.length;
+  await core.tabOpened(300, agentTab);
+  assert.equal(core.sharing.ownerOf(300), 'agent:a');
+  assert.equal(core.sharing.isAgent(300), true);
+  const announced = sent.slice(before).find((f) => f.event === 'tabs');
+  assert.ok(announced, 'the companion hears of it at once, not after the coalescing delay');
+  const moved = chrome._state.tabs.get(300);
+  assert.notEqual(moved.windowId, 1, 'it left the opener\'s window');
+  assert.deepEqual(announced.params.find((t) => t.id === 300), {
+    id: 300, url: 'https://example.org/popup', title: '', shared: true, attached: false, windowId: moved.windowId, agent: true, owner: 'agent:a', openerTabId: agentTab,
+  }, 'it is announced once it has moved');
+  const group = chrome._state.groups.get(moved.groupId);
+  assert.equal(group.title, 'Reins · claude');
+  assert.equal(core.groupOwners.get(group.id), 'agent:a');
+  // Reported twice (the tab event and the navigation event): once only.
+  const creates = chrome._calls.filter((c) => c[0] === 'windows.create').length;
+  await core.tabOpened(300, agentTab);
+  assert.equal(chrome._calls.filter((c) => c[0] === 'windows.create').length, creates);
+
+  // A tab opened in the background stays where it is.
+  chrome._state.tabs.set(301, { id: 301, url: 'https://example.org/bg', title: '', windowId: 1, groupId: -1, active: false });
+  await core.tabOpened(301, agentTab);
+  assert.equal(core.sharing.ownerOf(301), 'agent:a');
+  assert.equal(chrome._state.tabs.get(301).windowId, 1);
+});
+
+test('a tab that gets a new id when it moves (Firefox) is shared under that id', async () => {
+  const { chrome, core, call } = await setup({ tabs: [pageTab] });
+  const agentTab = (await call('tabs.create', { url: 'https://example.org/', owner: 'agent:a' })).result.id;
+  chrome._state.tabs.get(agentTab).active = false;
+  chrome._state.tabs.set(310, { id: 310, url: 'https://example.org/p', title: '', windowId: 1, groupId: -1, active: true });
+  chrome.windows.create = async ({ tabId }) => {
+    const t = chrome._state.tabs.get(tabId);
+    chrome._state.tabs.delete(tabId);
+    const moved = { ...t, id: 311, windowId: 901 };
+    chrome._state.tabs.set(311, moved);
+    return { id: 901, tabs: [{ ...moved }] };
+  };
+  await core.tabOpened(310, agentTab);
+  assert.equal(core.sharing.isShared(310), false);
+  assert.equal(core.sharing.ownerOf(311), 'agent:a');
+  assert.equal(core.sharing.openerOf(311), agentTab);
+});
+
+test('a tab the person\'s shared tab opens is shared by hand; an unshared tab\'s is not shared', async () => {
+  const { chrome, core, call } = await setup({ tabs: [pageTab, { id: 3, url: 'https://b.test/' }] });
+  await call('tabs.share', { tabId: 1, shared: true });
+  chrome._state.tabs.set(400, { id: 400, url: 'https://example.com/next', title: '', windowId: 1, groupId: -1, active: true });
+  await core.tabOpened(400, 1);
+  assert.equal(core.sharing.isShared(400), true);
+  assert.equal(core.sharing.isAgent(400), false);
+  assert.equal(core.sharing.ownerOf(400), '');
+  assert.equal(chrome._state.tabs.get(400).windowId, 1, 'the person\'s tabs are not moved');
+  assert.equal((await call('tabs.list')).result.find((t) => t.id === 400).openerTabId, 1);
+  chrome._state.tabs.set(401, { id: 401, url: 'https://b.test/next', title: '', windowId: 1, groupId: -1, active: true });
+  await core.tabOpened(401, 3);
+  assert.equal(core.sharing.isShared(401), false);
+  assert.ok(!chrome._calls.some((c) => c[0] === 'windows.create'));
+});
+
 test('stop sharing detaches, ungroups and blocks further cdp', async () => {
   const { chrome, core, sent, call } = await setup({ tabs: [pageTab] });
   await call('tabs.share', { tabId: 1, shared: true });
@@ -277,7 +360,7 @@ test('state reloads after a worker restart and forgets closed tabs', async () =>
   chrome._state.tabs.delete(3); // closed while the worker slept
   const core2 = new Core({ chrome, timers: new FakeTimers(), log: quiet });
   await core2.ready;
-  assert.deepEqual(core2.sharing.toJSON(), { shared: [1], agent: [], owners: [], held: [], attached: [1] });
+  assert.deepEqual(core2.sharing.toJSON(), { shared: [1], agent: [], owners: [], openers: [], held: [], attached: [1] });
 });
 
 test('tabs.create records the owner, which every listing reports and a worker restart keeps', async () => {

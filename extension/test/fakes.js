@@ -104,6 +104,7 @@ export function fakeChrome({ tabs = [], permissions = [], linkKey = TEST_LINK_KE
     groups: new Map(),
     nextTab: 100,
     nextGroup: 500,
+    nextWindow: 900,
     attached: new Set(),
     granted: new Set(permissions),
     badge: '',
@@ -196,8 +197,25 @@ export function fakeChrome({ tabs = [], permissions = [], linkKey = TEST_LINK_KE
         calls.push(['tabGroups.update', id, props]);
         Object.assign(state.groups.get(id), props);
       },
+      async get(id) {
+        const g = state.groups.get(id);
+        if (!g) throw new Error(`No group with id: ${id}.`);
+        return { ...g };
+      },
     },
+    webNavigation: { onCreatedNavigationTarget: event() },
     windows: {
+      async create(props) {
+        calls.push(['windows.create', props]);
+        const id = state.nextWindow++;
+        const tabs = [];
+        if (props.tabId !== undefined) {
+          const t = tab(props.tabId);
+          Object.assign(t, { windowId: id, groupId: -1, active: true });
+          tabs.push({ ...t });
+        }
+        return { id, tabs };
+      },
       async update(id, props) {
         calls.push(['windows.update', id, props]);
         return { id, width: props.width ?? 1200, height: props.height ?? 800 };
@@ -280,6 +298,7 @@ export function fakeFirefox({ run } = {}) {
     },
     tabs: {
       onRemoved: event(),
+      onCreated: event(),
       async get(id) {
         if (id !== 1) throw new Error(`Invalid tab ID: ${id}`);
         return { id, url: 'http://127.0.0.1:9/', windowId: 1, active: true };
@@ -300,7 +319,7 @@ export function fakeFirefox({ run } = {}) {
       },
     },
     webNavigation: Object.fromEntries(
-      ['onBeforeNavigate', 'onCommitted', 'onDOMContentLoaded', 'onCompleted', 'onErrorOccurred', 'onReferenceFragmentUpdated', 'onHistoryStateUpdated'].map((n) => [n, event()]),
+      ['onBeforeNavigate', 'onCommitted', 'onDOMContentLoaded', 'onCompleted', 'onErrorOccurred', 'onReferenceFragmentUpdated', 'onHistoryStateUpdated', 'onCreatedNavigationTarget'].map((n) => [n, event()]),
     ),
     webRequest: Object.fromEntries(['onBeforeRequest', 'onBeforeRedirect', 'onResponseStarted', 'onCompleted', 'onErrorOccurred'].map((n) => [n, event()])),
     downloads: { onCreated: event(), onChanged: event() },

@@ -52,6 +52,35 @@ test('unsupported methods fail with unknown_method naming the method', async () 
   await rejectsCode(cdp.send(1, 'Page.enable', {}, 'S1'), 'bad_params', /sessionId/);
 });
 
+test('a page that opens a tab reports Page.windowOpen when its Page domain is on', async () => {
+  const { cdp, browser, events } = adapter();
+  await cdp.attach(1);
+  browser.webNavigation.onCreatedNavigationTarget.fire({ sourceTabId: 1, sourceFrameId: 0, tabId: 2, url: 'http://127.0.0.1:9/popup' });
+  assert.deepEqual(events, [], 'nothing before Page.enable');
+  await cdp.send(1, 'Page.enable');
+  browser.webNavigation.onCreatedNavigationTarget.fire({ sourceTabId: 1, sourceFrameId: 0, tabId: 2, url: 'http://127.0.0.1:9/popup' });
+  browser.webNavigation.onCreatedNavigationTarget.fire({ sourceTabId: 7, sourceFrameId: 0, tabId: 8, url: 'http://127.0.0.1:9/other' });
+  assert.deepEqual(events, [[1, 'Page.windowOpen', { url: 'http://127.0.0.1:9/popup', windowName: '', windowFeatures: [], userGesture: false }]]);
+  // The tab event often comes first; the navigation event after it for the
+  // same tab is not a second window.
+  browser.tabs.onCreated.fire({ id: 3, openerTabId: 1, url: 'about:blank' });
+  browser.webNavigation.onCreatedNavigationTarget.fire({ sourceTabId: 1, sourceFrameId: 0, tabId: 3, url: 'http://127.0.0.1:9/third' });
+  browser.tabs.onCreated.fire({ id: 4, url: 'about:blank' });
+  assert.deepEqual(events.slice(1), [[1, 'Page.windowOpen', { url: '', windowName: '', windowFeatures: [], userGesture: false }]]);
+});
+
+test('the adapter remembers the last 256 opened tabs it reported', async () => {
+  const { cdp, browser, events } = adapter();
+  await cdp.attach(1);
+  await cdp.send(1, 'Page.enable');
+  for (let id = 10; id < 10 + 257; id++) browser.tabs.onCreated.fire({ id, openerTabId: 1 });
+  assert.equal(events.length, 257);
+  browser.tabs.onCreated.fire({ id: 11, openerTabId: 1 });
+  assert.equal(events.length, 257, 'a tab still remembered is not reported again');
+  browser.tabs.onCreated.fire({ id: 10, openerTabId: 1 });
+  assert.equal(events.length, 258, 'the oldest was forgotten to stay within the bound');
+});
+
 test('attached tabs survive a background restart through storage.session', async () => {
   const { cdp, browser } = adapter();
   await cdp.attach(1);

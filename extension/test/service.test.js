@@ -200,6 +200,34 @@ test('requests are answered on the socket; unknown events are ignored', async ()
   assert.equal(ws.sent.find((f) => f.id === 10).code, 'unknown_method');
 });
 
+// Chromium names an opener in the tab event for tabs the page did not open:
+// one the person opens with Ctrl+T over an agent's tab, one DevTools or
+// another extension opens (tabs.create takes any openerTabId). Such a tab is
+// the person's; only a navigation the opener's page started shares it.
+test('a tab joins its opener\'s sharing only when the opener\'s page opened it', async () => {
+  FakeSocket.all = [];
+  const chrome = fakeChrome({ tabs: [{ id: 1, url: 'https://example.com/' }] });
+  const created = { listeners: [], addListener(fn) { this.listeners.push(fn); } };
+  chrome.webNavigation = { onCreatedNavigationTarget: created };
+  const svc = startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers: new FakeTimers(), log: { warn() {} } });
+  await settle();
+  await svc.core.share(1);
+  const open = (id) => {
+    const t = { id, url: '', pendingUrl: `https://example.com/${id}`, title: '', windowId: 1, groupId: -1, active: true };
+    chrome._state.tabs.set(id, t);
+    return { ...t };
+  };
+  chrome.tabs.onCreated.fire({ ...open(5), openerTabId: 1 });
+  await settle();
+  assert.equal(svc.core.sharing.isShared(5), false, 'an opener in the tab event alone shares nothing');
+  chrome.tabs.onCreated.fire(open(6));
+  assert.equal(created.listeners.length, 1);
+  created.listeners[0]({ sourceTabId: 1, sourceFrameId: 0, tabId: 6, url: 'https://example.com/6' });
+  await settle();
+  assert.equal(svc.core.sharing.isShared(6), true);
+  assert.equal(svc.core.sharing.openerOf(6), 1);
+});
+
 test('policy paused sets the badge and reaches shared tabs', async () => {
   const { chrome, socket, svc } = await boot({ tabs: [{ id: 1, url: 'https://example.com/' }] });
   const ws = socket();

@@ -11,11 +11,11 @@ test('share, hold, attach and unshare bookkeeping', () => {
   assert.equal(s.setHeld(2, true), false, 'an unshared tab cannot be held');
   assert.equal(s.setHeld(1, true), true);
   assert.equal(s.setAttached(1, true), true);
-  assert.deepEqual(s.toJSON(), { shared: [1], agent: [1], owners: [], held: [1], attached: [1] });
+  assert.deepEqual(s.toJSON(), { shared: [1], agent: [1], owners: [], openers: [], held: [1], attached: [1] });
   assert.equal(s.unshare(1), true);
-  assert.deepEqual(s.toJSON(), { shared: [], agent: [], owners: [], held: [], attached: [1] }, 'detaching is the debugger manager\'s job');
+  assert.deepEqual(s.toJSON(), { shared: [], agent: [], owners: [], openers: [], held: [], attached: [1] }, 'detaching is the debugger manager\'s job');
   assert.equal(s.forget(1), true);
-  assert.deepEqual(s.toJSON(), { shared: [], agent: [], owners: [], held: [], attached: [] });
+  assert.deepEqual(s.toJSON(), { shared: [], agent: [], owners: [], openers: [], held: [], attached: [] });
   assert.equal(s.unshare(1), false);
 });
 
@@ -31,7 +31,7 @@ test('state survives a round trip through storage and drops junk', () => {
     shared: [1, 'x', 1.5], agent: [1, 9], held: [9], attached: 'no',
     owners: [[1, 'agent:a'], [3, 'agent:b'], [9, 'agent:c'], ['1', 'agent:d'], [1.5, 'x'], [1, 7], 'agent:e'],
   });
-  assert.deepEqual(junk.toJSON(), { shared: [1], agent: [1], owners: [[1, 'agent:a']], held: [], attached: [] });
+  assert.deepEqual(junk.toJSON(), { shared: [1], agent: [1], owners: [[1, 'agent:a']], openers: [], held: [], attached: [] });
   // State saved before owners existed: its agent tabs have none.
   const old = SharingState.from({ shared: [2], agent: [2], held: [], attached: [] });
   assert.equal(old.isAgent(2), true);
@@ -44,10 +44,10 @@ test('replaced and vanished tabs', () => {
   s.share(1, { agent: true, owner: 'agent:a' });
   s.setAttached(1, true);
   assert.equal(s.replace(1, 7), true);
-  assert.deepEqual(s.toJSON(), { shared: [7], agent: [7], owners: [[7, 'agent:a']], held: [], attached: [] });
+  assert.deepEqual(s.toJSON(), { shared: [7], agent: [7], owners: [[7, 'agent:a']], openers: [], held: [], attached: [] });
   s.share(8);
   assert.equal(s.retainOnly([8]), true);
-  assert.deepEqual(s.toJSON(), { shared: [8], agent: [], owners: [], held: [], attached: [] });
+  assert.deepEqual(s.toJSON(), { shared: [8], agent: [], owners: [], openers: [], held: [], attached: [] });
   assert.equal(s.retainOnly([8]), false);
 });
 
@@ -66,6 +66,38 @@ test('an agent tab keeps its owner; sharing by hand makes it the person\'s', () 
   assert.equal(s.share(3, { agent: true, owner: 'agent:c' }), true);
   assert.equal(s.unshare(3), true);
   assert.equal(s.ownerOf(3), '');
+});
+
+test('a tab opened from a shared tab is shared as its opener is, and remembers it', () => {
+  const s = new SharingState();
+  s.share(1, { agent: true, owner: 'agent:a' });
+  s.share(2);
+  assert.equal(s.shareOpened(10, 1), true);
+  assert.equal(s.isAgent(10), true);
+  assert.equal(s.ownerOf(10), 'agent:a', 'an agent tab\'s opens are the same agent\'s');
+  assert.equal(s.openerOf(10), 1);
+  assert.equal(s.shareOpened(11, 2), true);
+  assert.equal(s.isShared(11), true);
+  assert.equal(s.isAgent(11), false, 'the person\'s tab opens tabs the person shares');
+  assert.equal(s.ownerOf(11), '');
+  assert.equal(s.shareOpened(12, 99), false, 'an unshared opener shares nothing');
+  assert.equal(s.isShared(12), false);
+  assert.equal(s.shareOpened(10, 2), false, 'a tab already shared keeps its owner');
+  assert.equal(s.ownerOf(10), 'agent:a');
+  assert.equal(s.shareOpened(1, 1), false);
+  // Openers survive storage, follow a replaced tab, and leave with the tab.
+  const back = SharingState.from(JSON.parse(JSON.stringify(s.toJSON())));
+  assert.deepEqual(back.toJSON().openers, [[10, 1], [11, 2]]);
+  assert.equal(back.replace(1, 7), true);
+  assert.equal(back.openerOf(10), 7, 'an opener replaced by a prerendered tab is followed');
+  assert.equal(back.replace(10, 20), true);
+  assert.equal(back.openerOf(20), 7);
+  back.unshare(20);
+  assert.equal(back.openerOf(20), 0);
+  assert.deepEqual(SharingState.from({ shared: [3], openers: [[3, 1], [4, 1], ['3', 2], [3, 'x']] }).toJSON().openers, [[3, 1]], 'only shared tabs keep openers');
+  const info = toTabInfo({ id: 11, url: 'https://p.test/', windowId: 1 }, s);
+  assert.equal(info.openerTabId, 2);
+  assert.equal(toTabInfo({ id: 2, url: 'https://p.test/', windowId: 1 }, s).openerTabId, undefined);
 });
 
 test('TabInfo carries sharing and the unsupported reason', () => {

@@ -101,7 +101,7 @@ func TestFirefoxManifest(t *testing.T) {
 		t.Errorf("background.type = %v", bg["type"])
 	}
 	perms, _ := json.Marshal(got["permissions"])
-	if string(perms) != `["tabs","storage","nativeMessaging","scripting","webNavigation","webRequest","cookies"]` {
+	if string(perms) != `["tabs","storage","nativeMessaging","scripting","webRequest","cookies"]` {
 		t.Errorf("permissions = %s", perms)
 	}
 	if hosts, _ := marshal(got["host_permissions"]); string(hosts) != `["<all_urls>"]` {

@@ -197,10 +197,9 @@ var chromeOnlyPermissions = []string{"debugger"}
 
 // firefoxOnlyPermissions are what the Firefox adapter (extension/lib/
 // cdp-firefox.js) drives tabs with instead of the debugger: scripts in pages,
-// navigation events, request capture and the tab's own cookies. Chromium
-// must not get them: they would add install warnings for APIs its build
-// never uses.
-var firefoxOnlyPermissions = []string{"scripting", "webNavigation", "webRequest", "cookies"}
+// request capture and the tab's own cookies. Chromium must not get them:
+// they would add install warnings for APIs its build never uses.
+var firefoxOnlyPermissions = []string{"scripting", "webRequest", "cookies"}
 
 // firefoxHostPermissions let the adapter script pages and capture tabs
 // (tabs.captureTab needs <all_urls>); which tabs it may touch is still
