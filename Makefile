@@ -24,7 +24,7 @@ APT_TEST  := chromium xvfb xauth imagemagick x11-utils xdotool libsecret-tools f
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: help deps deps-run deps-test build run check test test-unit test-race test-ui test-node test-keychain test-e2e \
-	conformance bench lint vet staticcheck fmt clean extension-firefox \
+	conformance bench soak fuzz lint vet staticcheck fmt clean extension-firefox \
 	deps-dist dist dist-check dist-deb dist-tarxz dist-windows dist-extension test-dist screenshots
 
 # Every public target, one line each (a test checks that none is missing).
@@ -51,6 +51,8 @@ help:
 	@echo "  make test-e2e         real reins, Chromium and Firefox with the real extension"
 	@echo "  make conformance      the official MCP conformance suite against /mcp"
 	@echo "  make bench            the benchmarks"
+	@echo "  make soak             the fault suite for SOAK (30m) with SOAK_AGENTS (10) agents, sampling memory"
+	@echo "  make fuzz             every fuzz target for FUZZTIME (30s) each"
 	@echo "  make screenshots      the README's pictures of the tray app"
 	@echo "Packaging (packaging/README.md):"
 	@echo "  make dist             every installer into dist/ (dist-deb, dist-tarxz, dist-windows, dist-extension)"
@@ -142,6 +144,8 @@ UNIT_PKGS = $$(go list ./... | grep -v -e /e2e -e /devbrowser -e /companion/tool
 test-unit:
 	@mkdir -p $(TEST_TMP)/cache
 	$(TEST_ENV) go test $(TEST_FLAGS) -timeout 10m $(UNIT_PKGS)
+	@# The tool engine's fuzz seeds run against a fake extension: no browser.
+	$(TEST_ENV) go test $(TEST_FLAGS) -timeout 5m -run '^Fuzz' ./companion/tools/
 
 test-race:
 	@mkdir -p $(TEST_TMP)/cache
@@ -178,6 +182,30 @@ conformance: build
 bench: build
 	@mkdir -p $(TEST_TMP)/cache
 	$(TEST_ENV) go test -run '^$$' -bench . -benchmem -benchtime 2s ./companion/hub/ ./companion/e2e/... ./companion/tools/...
+
+# The fault suite (companion/e2e/faults_test.go) for SOAK: agents on
+# Chromium through the extension and on the dev browser while the injector
+# stops the worker, closes tabs, pauses, crashes renderers (and kills the
+# companion once); the companion's RSS, goroutines and tab states are
+# sampled every minute and must stay flat.
+SOAK ?= 30m
+SOAK_AGENTS ?= 10
+soak: build
+	@mkdir -p $(TEST_TMP)/cache
+	$(TEST_ENV) REINS_SOAK=$(SOAK) REINS_SOAK_AGENTS=$(SOAK_AGENTS) go test -count=1 -v -timeout 0 -run '^TestSoak$$' ./companion/e2e/
+
+# Every fuzz target, one after another, each for FUZZTIME; their seeds run
+# as ordinary tests in make check and make test. A crasher lands in the
+# package's testdata/fuzz/ and stays there as a seed.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := ./companion/hub:FuzzHandshake ./companion/hub:FuzzLinkFrames ./companion/nativemsg:FuzzReadMessage \
+	./companion/nativemsg:FuzzServe ./companion/tools:FuzzToolArguments ./companion:FuzzAdminRoutes ./companion/live:FuzzViewerMessages
+fuzz:
+	@mkdir -p $(TEST_TMP)/cache
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzzing $${t#*:} in $${t%%:*} for $(FUZZTIME)"; \
+		$(TEST_ENV) go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" || exit 1; \
+	done
 
 # The README's pictures of the tray app: the real binary under Xvfb with fake
 # browsers, real MCP agents and a paired reference backend.

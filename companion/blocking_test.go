@@ -37,7 +37,7 @@ func waitBrowsers(t *testing.T, c *companion.Companion, n int) []hub.BrowserInfo
 	}
 }
 
-func dialExt(t *testing.T, dir string, port int, instance string) *hubtest.Ext {
+func dialExt(t testing.TB, dir string, port int, instance string) *hubtest.Ext {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -541,7 +542,7 @@ func (c *Companion) startAdmin() error {
 	}
 	var inspect *admin.Inspect
 	if c.cfg.Inspect {
-		inspect = &admin.Inspect{Hub: c.hub, Changes: c.Changes, Allow: c.RawRefusal}
+		inspect = &admin.Inspect{Hub: c.hub, Changes: c.Changes, Allow: c.RawRefusal, Runtime: c.runtimeCounts}
 	}
 	c.admin = admin.Serve(ln, admin.NewHandler(admin.Options{
 		Tokens:          ts,
@@ -553,9 +554,22 @@ func (c *Companion) startAdmin() error {
 		Browsers:        adminBrowsers{c},
 		PairingCode:     c.PairingCode,
 		Settings:        adminSettings{c},
+		Pause:           c,
 		MCP:             c.mcp,
 		Inspect:         inspect,
 		Logger:          c.log,
 	}), c.log)
 	return nil
+}
+
+// runtimeCounts is what a soak test watches for leaks (admin.Runtime).
+func (c *Companion) runtimeCounts() admin.Runtime {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	out := admin.Runtime{Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc, HubTabs: len(c.hub.Tabs())}
+	out.RememberedInstances, out.RememberedSessions, out.RememberedTabs = c.hub.Remembered()
+	if c.engine != nil {
+		out.TabStates = c.engine.TabStates()
+	}
+	return out
 }

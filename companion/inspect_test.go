@@ -141,3 +141,27 @@ func waitTab(t *testing.T, c *companion.Companion, native int) int {
 		}
 	}
 }
+
+// /v1/inspect/runtime reports the counts a soak test watches: goroutines,
+// the hub's tabs and what it remembers, and the engine's tab states.
+func TestInspectionRuntimeCounts(t *testing.T) {
+	dir := companiontest.ShortDir(t)
+	c, port := companiontest.Start(t, companion.Config{DataDir: dir, Inspect: true})
+	x := dialExt(t, dir, port, "inst-runtime")
+	if err := x.SendTabs([]wire.TabInfo{{ID: 5, URL: "https://a.test/", Title: "A", Shared: true, WindowID: 1}, {ID: 6, URL: "https://b.test/", WindowID: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	waitBrowsers(t, c, 1)
+	waitTab(t, c, 6)
+	cl := admin.NewClient(dir).Inspect()
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rt, err := cl.Runtime(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.Goroutines < 5 || rt.HeapAlloc == 0 || rt.HubTabs != 2 || rt.RememberedInstances != 1 || rt.TabStates != 0 {
+		t.Fatalf("runtime counts %+v; want goroutines and heap, 2 hub tabs, 1 remembered instance, no tab states yet", rt)
+	}
+}

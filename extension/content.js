@@ -1,6 +1,7 @@
 // Reins content script: top frame only, at document_start. It answers the
 // Browser Operator Protocol presence ping, forwards pairing offers to the
-// worker untouched, and shows a small overlay on shared tabs.
+// worker untouched, shows a small overlay on shared tabs, and from a shared
+// tab wakes the worker when the browser stopped it.
 //
 // Content scripts cannot be ES modules, so this is a classic script.
 
@@ -92,14 +93,77 @@
     if (host.parentNode !== parent) parent.appendChild(host);
   }
 
+  // --- waking the worker ----------------------------------------------------
+  // The browser stops the extension's worker when it deems it idle, or when
+  // it crashes, and the worker's socket to Reins goes with it. Only a
+  // browser event starts it again, and the keep-alive alarm fires every
+  // 30 s. A shared tab therefore holds a port to the worker: a stopping
+  // worker drops the port, and connecting again starts the worker at once,
+  // which reconnects to Reins. A port that drops right away (no worker took
+  // it) is retried with backoff, so a broken extension is not hammered.
+
+  const WAKE_PORT = 'reins.wake';
+  const WAKE_MIN_MS = 250;
+  const WAKE_MAX_MS = 30_000;
+  // A port that lived this long was dropped by a worker that stopped.
+  const WAKE_LIVED_MS = 1000;
+  let wakePort = null;
+  let wakeWanted = false;
+  let wakeDelay = 0;
+  let wakeTimer = 0;
+
+  function holdWake(on) {
+    wakeWanted = on;
+    if (!on) {
+      clearTimeout(wakeTimer);
+      wakeTimer = 0;
+      const port = wakePort;
+      wakePort = null;
+      try {
+        port?.disconnect();
+      } catch {
+        // already gone
+      }
+      return;
+    }
+    if (!wakePort && !wakeTimer) connectWake();
+  }
+
+  function connectWake() {
+    wakeTimer = 0;
+    if (!wakeWanted) return;
+    const opened = Date.now();
+    let port;
+    try {
+      port = chrome.runtime.connect({ name: WAKE_PORT });
+    } catch {
+      wakeWanted = false; // extension reloaded under us
+      return;
+    }
+    wakePort = port;
+    port.onDisconnect.addListener(() => {
+      void chrome.runtime.lastError;
+      if (wakePort !== port) return;
+      wakePort = null;
+      if (!wakeWanted) return;
+      wakeDelay = Date.now() - opened >= WAKE_LIVED_MS ? 0 : Math.min(Math.max(wakeDelay * 2, WAKE_MIN_MS), WAKE_MAX_MS);
+      wakeTimer = setTimeout(connectWake, wakeDelay);
+    });
+  }
+
+  function apply(state) {
+    render(state);
+    holdWake(state?.shared === true);
+  }
+
   try {
     chrome.runtime.onMessage.addListener((msg) => {
-      if (msg && msg.type === 'reins.overlay') render(msg);
+      if (msg && msg.type === 'reins.overlay') apply(msg);
     });
   } catch {
     return;
   }
   send({ type: 'overlay.query' }).then((answer) => {
-    if (answer && answer.ok) render(answer.result);
+    if (answer && answer.ok) apply(answer.result);
   });
 })();

@@ -2,10 +2,12 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -113,8 +115,10 @@ func TestRouteTable(t *testing.T) {
 		"GET /v1/browsers", "POST /v1/browsers/{id}/block", "DELETE /v1/blocked/{instance}",
 		"POST /v1/browsers/code", "/mcp",
 		"GET /v1/settings", "PUT /v1/settings/manage-extensions", "PUT /v1/settings/developer-agents/{name}",
+		"GET /v1/pause", "PUT /v1/pause",
 		"GET /v1/inspect/browsers", "GET /v1/inspect/tabs", "GET /v1/inspect/changes", "GET /v1/inspect/events",
 		"POST /v1/inspect/request", "POST /v1/inspect/cdp", "POST /v1/inspect/tabs/create", "POST /v1/inspect/tabs/close",
+		"GET /v1/inspect/runtime",
 	} {
 		if !slices.Contains(got, want) {
 			t.Errorf("route %q missing from %v", want, got)
@@ -295,5 +299,28 @@ func TestOriginRefused(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("status = %d, want 403", resp.StatusCode)
+	}
+}
+
+// A request no route matches gets the mux's status with a JSON error, like
+// every other failure on the channel (found by FuzzAdminRoutes: a path
+// value of "." made /v1/pair/./approve, which the mux redirects to
+// /v1/pair/approve, answered in plain text).
+func TestNoRouteAnswersJSON(t *testing.T) {
+	h := NewHandler(Options{})
+	for _, c := range []struct {
+		method, path string
+		status       int
+	}{
+		{http.MethodPost, "/v1/pair/approve", http.StatusNotFound},
+		{http.MethodGet, "/v1/nope", http.StatusNotFound},
+		{http.MethodDelete, "/v1/status", http.StatusMethodNotAllowed},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(c.method, "http://reins-admin"+c.path, nil))
+		var eb errorBody
+		if rec.Code != c.status || json.Unmarshal(rec.Body.Bytes(), &eb) != nil || eb.Code != wire.CodeUnknownMethod || eb.Error == "" {
+			t.Errorf("%s %s answered %d %q, want %d with a JSON error", c.method, c.path, rec.Code, rec.Body, c.status)
+		}
 	}
 }

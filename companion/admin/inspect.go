@@ -22,6 +22,7 @@ import (
 //	POST /v1/inspect/cdp            {tabId, method, params, sessionId} → hub.CDP
 //	POST /v1/inspect/tabs/create    {browserId, url, active, group, owner} → the new tab
 //	POST /v1/inspect/tabs/close     {tabId} → {}
+//	GET  /v1/inspect/runtime        goroutines, heap and per-tab state counts (Runtime), for soak tests
 //
 // The four POST routes act on browsers as freely as every tool together, so
 // each asks Inspect.Allow first: nothing reaches a browser through them while
@@ -39,6 +40,9 @@ type Inspect struct {
 	// Allow is asked before every request the routes send to a browser; its
 	// error (paused, tool_disabled) refuses the request. Nil allows all.
 	Allow func() error
+	// Runtime reports the counts a soak test watches for leaks. Nil
+	// leaves /runtime answering not_implemented.
+	Runtime func() Runtime
 	// StreamQueue bounds the events waiting for one /events client
 	// (default DefaultStreamQueue).
 	StreamQueue int
@@ -60,6 +64,7 @@ func (h *Handler) inspectRoutes() map[string]http.Handler {
 		"POST /v1/inspect/cdp":         h.inspectCDP,
 		"POST /v1/inspect/tabs/create": h.inspectCreateTab,
 		"POST /v1/inspect/tabs/close":  h.inspectCloseTab,
+		"GET /v1/inspect/runtime":      h.inspectRuntime,
 	}
 	out := make(map[string]http.Handler, len(routes))
 	for p, fn := range routes {
@@ -215,4 +220,28 @@ func (h *Handler) inspectCloseTab(w http.ResponseWriter, r *http.Request) {
 	act(h, w, r, nil, func(ctx context.Context, in *CloseBody) (any, error) {
 		return struct{}{}, h.hub().TabsClose(ctx, in.TabID)
 	})
+}
+
+// Runtime is what a long run watches for leaks: counts that must stay flat
+// while the same work repeats.
+type Runtime struct {
+	Goroutines int    `json:"goroutines"`
+	HeapAlloc  uint64 `json:"heapAlloc"`
+	// TabStates is how many tabs the tool engine follows (its per-tab
+	// state); HubTabs the tabs the hub lists.
+	TabStates int `json:"tabStates"`
+	HubTabs   int `json:"hubTabs"`
+	// Remembered is what the hub keeps of browsers that left, for their
+	// return: instances, browser sessions and tab ids.
+	RememberedInstances int `json:"rememberedInstances"`
+	RememberedSessions  int `json:"rememberedSessions"`
+	RememberedTabs      int `json:"rememberedTabs"`
+}
+
+func (h *Handler) inspectRuntime(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Inspect.Runtime == nil {
+		writeError(w, wire.Errorf(wire.CodeNotImplemented, "this companion reports no runtime counts"))
+		return
+	}
+	writeJSON(w, http.StatusOK, h.opts.Inspect.Runtime())
 }

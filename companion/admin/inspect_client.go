@@ -249,3 +249,10 @@ func (w *Watch) Next(ctx context.Context) error {
 
 // Close ends the stream.
 func (w *Watch) Close() { w.s.Close() }
+
+// Runtime reads the companion's goroutine, heap and tab-state counts.
+func (i *Inspector) Runtime(ctx context.Context) (Runtime, error) {
+	var out Runtime
+	err := i.c.do(ctx, http.MethodGet, "/v1/inspect/runtime", nil, &out)
+	return out, err
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reinshq/reins/companion/tokens"
+	"github.com/reinshq/reins/companion/wire"
 )
 
 // Tokens is what the token routes need from the token store; the
@@ -55,6 +56,9 @@ type Options struct {
 	// reaches it here, where only this user can connect, and so never
 	// hands its token to whatever listens on the TCP port.
 	MCP http.Handler
+	// Pause pauses and resumes automation (`reins`' tray item, and the
+	// fault tests that play it).
+	Pause Pauser
 	// Inspect turns on the inspection routes (inspect.go): tests,
 	// benchmarks and diagnostics. Nil leaves them answering
 	// not_implemented.
@@ -94,6 +98,9 @@ func (h *Handler) routes() map[string]http.Handler {
 		"GET /v1/settings":                         h.serve(h.getSettings),
 		"PUT /v1/settings/manage-extensions":       h.serve(h.setManageExtensions()),
 		"PUT /v1/settings/developer-agents/{name}": h.serve(h.setDeveloperAgent()),
+
+		"GET /v1/pause": with(h, h.opts.Pause, noPause, getPause),
+		"PUT /v1/pause": with(h, h.opts.Pause, noPause, setPause),
 
 		"/mcp": h.mcp(),
 	}
@@ -144,7 +151,48 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("%w: requests from web pages are refused", ErrForbidden))
 		return
 	}
+	handler, pattern := h.mux.Handler(r)
+	if pattern == "" {
+		// No route: the mux's own answer (404, 405, a redirect to a clean
+		// path) keeps its status and headers, with a JSON error for a body
+		// like every other failure here.
+		m := &missWriter{ResponseWriter: w}
+		handler.ServeHTTP(m, r)
+		if m.status < 400 {
+			w.WriteHeader(m.status)
+			return
+		}
+		writeRaw(w, m.status, mustJSON(errorBody{Error: fmt.Sprintf("no route %s %s on the admin channel", r.Method, r.URL.Path), Code: wire.CodeUnknownMethod}))
+		return
+	}
+	// Through the mux, which sets the route's path values.
 	h.mux.ServeHTTP(w, r)
+}
+
+// missWriter keeps the status of the mux's answer for a request no route
+// matched, and drops its plain-text body.
+type missWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (m *missWriter) WriteHeader(status int) {
+	if m.status == 0 {
+		m.status = status
+	}
+}
+
+func (m *missWriter) Write(p []byte) (int, error) {
+	m.WriteHeader(http.StatusOK)
+	return len(p), nil
+}
+
+func mustJSON(v any) []byte {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic("admin: encoding an error body: " + err.Error())
+	}
+	return data
 }
 
 // with serves fn with dep, the part of the companion (an Options field) its

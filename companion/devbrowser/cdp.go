@@ -29,6 +29,13 @@ type link struct {
 	// fronts is the target known to be the active tab of each window (by
 	// window id); a window missing here is not known.
 	fronts map[int]string
+	// epoch counts changes to the page list (a target recorded or
+	// dropped). A Target.getTargets answer shows the list as it was when
+	// it was asked for: refresh neither drops a target recorded since, nor
+	// records again one dropped since (dropped), which would hand an agent's
+	// new tab, or a closed one, back to nobody under a new id.
+	epoch   uint64
+	dropped map[string]uint64 // targetId → the epoch it was dropped at
 
 	winW, winH int // window size for new tabs' windows
 
@@ -48,9 +55,24 @@ type target struct {
 	opener  int    // the tab this one was opened from, 0 if none
 	window  int    // its window id once asked, 0 before
 	session string
+	born    uint64 // the epoch the target was recorded at
 	// attachMu makes concurrent first calls on a tab share one attach.
 	attachMu sync.Mutex
+	// inflight cancels the calls waiting on the tab's page when its
+	// renderer crashes: the browser never answers them.
+	inflight map[*context.CancelCauseFunc]struct{}
+	// crashed is set when the renderer crashed, until a navigation loads
+	// the page again: nothing else would be answered.
+	crashed bool
 }
+
+// errCrashed is the cause of calls cut short by a renderer crash, and
+// errClosed of those cut short by the tab closing: the browser answers
+// neither.
+var (
+	errCrashed = errors.New("the page crashed")
+	errClosed  = errors.New("the tab was closed")
+)
 
 type targetInfo struct {
 	TargetID string `json:"targetId"`
@@ -90,6 +112,9 @@ func (l *link) start(ctx context.Context) error {
 
 // refresh reconciles the page list with Target.getTargets.
 func (l *link) refresh(ctx context.Context) error {
+	l.tmu.Lock()
+	asked := l.epoch
+	l.tmu.Unlock()
 	raw, err := l.send(ctx, "", "Target.getTargets", nil)
 	if err != nil {
 		return err
@@ -107,10 +132,13 @@ func (l *link) refresh(ctx context.Context) error {
 			continue
 		}
 		seen[ti.TargetID] = true
+		if at, ok := l.dropped[ti.TargetID]; ok && at > asked {
+			continue // closed after the answer was made
+		}
 		l.upsertLocked(ti)
 	}
 	for id, t := range l.targets {
-		if !seen[id] {
+		if !seen[id] && t.born <= asked {
 			l.dropLocked(t)
 		}
 	}
@@ -123,7 +151,8 @@ func (l *link) upsertLocked(ti targetInfo) *target {
 	t := l.targets[ti.TargetID]
 	if t == nil {
 		l.nextTab++
-		t = &target{id: ti.TargetID, tab: l.nextTab}
+		l.epoch++
+		t = &target{id: ti.TargetID, tab: l.nextTab, born: l.epoch}
 		l.targets[ti.TargetID] = t
 		l.byTab[t.tab] = t
 		// A page opened from an agent's tab (target=_blank, window.open)
@@ -142,8 +171,21 @@ func (l *link) upsertLocked(ti targetInfo) *target {
 	return t
 }
 
+// maxDropped bounds the record of dropped targets; a refresh in flight
+// only needs the drops made while it waited.
+const maxDropped = 256
+
 func (l *link) dropLocked(t *target) {
 	clear(l.fronts)
+	l.epoch++
+	if l.dropped == nil || len(l.dropped) >= maxDropped {
+		l.dropped = map[string]uint64{}
+	}
+	l.dropped[t.id] = l.epoch
+	for c := range t.inflight {
+		(*c)(errClosed)
+	}
+	t.inflight = nil
 	delete(l.targets, t.id)
 	delete(l.byTab, t.tab)
 	if t.session != "" {
@@ -327,10 +369,39 @@ func (l *link) browserEvent(f jsonrpc.Incoming) {
 			return
 		}
 		l.tmu.Lock()
+		if _, gone := l.dropped[p.TargetInfo.TargetID]; gone {
+			// A closed tab's last info changes arrive after it was
+			// dropped: it must not come back as nobody's tab.
+			l.tmu.Unlock()
+			return
+		}
 		l.upsertLocked(p.TargetInfo)
 		l.tmu.Unlock()
 		l.emitTabs()
-	case "Target.targetDestroyed", "Target.targetCrashed":
+	case "Target.targetCrashed":
+		// The tab stays open on the browser's error page, with its id and
+		// owner; a navigation loads it again. What waited on the page gets
+		// an error now, since the renderer that would answer is gone.
+		var p struct {
+			TargetID string `json:"targetId"`
+		}
+		if json.Unmarshal(f.Params, &p) != nil {
+			return
+		}
+		l.tmu.Lock()
+		var cut []context.CancelCauseFunc
+		if t := l.targets[p.TargetID]; t != nil {
+			t.crashed = true
+			for c := range t.inflight {
+				cut = append(cut, *c)
+			}
+			t.inflight = nil
+		}
+		l.tmu.Unlock()
+		for _, cancel := range cut {
+			cancel(errCrashed)
+		}
+	case "Target.targetDestroyed":
 		var p struct {
 			TargetID string `json:"targetId"`
 		}

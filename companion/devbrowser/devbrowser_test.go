@@ -430,3 +430,63 @@ func TestCloseKeepsAGivenProfile(t *testing.T) {
 		t.Fatalf("the given profile is gone: %v", err)
 	}
 }
+
+// A crashed renderer leaves its tab open (the browser shows its error
+// page), so the tab keeps its id and its owner: were it forgotten and found
+// again by the next listing, it would come back as nobody's tab, visible
+// to every agent. The crashed tab answers the next call with an error
+// code, and a navigation brings it back.
+func TestACrashedTabKeepsItsIDAndOwner(t *testing.T) {
+	e := launch(t)
+	ctx := ctxT(t)
+	created, err := e.hub.TabsCreate(ctx, e.hb.ID, "about:blank", true, "Reins · test", "agent:test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.hub.CDP(ctx, created.ID, "Runtime.evaluate", map[string]any{"expression": "1"}, "", "test"); err != nil {
+		t.Fatal(err)
+	}
+	// Page.crash never answers: the renderer is gone first.
+	crashCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	_, err = e.hub.CDP(crashCtx, created.ID, "Page.crash", nil, "", "test")
+	cancel()
+	if err == nil {
+		t.Fatal("Page.crash answered")
+	}
+	// Cut short by the crash, not by the caller's deadline.
+	if !errors.Is(err, wire.ErrAttachFailed) || !strings.Contains(err.Error(), "crashed") {
+		t.Fatalf("Page.crash failed with %v (code %s), want attach_failed saying the page crashed", err, wire.CodeOf(err))
+	}
+	// A call after the crash, before any navigation.
+	afterCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	_, err = e.hub.CDP(afterCtx, created.ID, "Runtime.evaluate", map[string]any{"expression": "1"}, "", "test")
+	cancel()
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || wire.CodeOf(err) == wire.CodeTimeout {
+		t.Fatalf("a call on the crashed page answered %v (code %s), want an error at once", err, wire.CodeOf(err))
+	}
+	listed, err := e.hub.TabsList(ctx, e.hb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tb := range listed {
+		if tb.ID == created.ID {
+			found = true
+			if tb.Owner != "agent:test" || !tb.Agent {
+				t.Fatalf("the crashed tab is listed as %+v, want agent:test's", tb)
+			}
+		} else if tb.URL != "about:blank" || tb.Owner != "" {
+			t.Fatalf("the crashed tab came back under another id: %+v", tb)
+		}
+	}
+	if !found {
+		t.Fatalf("the crashed tab %d is gone from %+v", created.ID, listed)
+	}
+	if _, err := e.hub.CDP(ctx, created.ID, "Page.navigate", map[string]any{"url": "about:blank"}, "", "test"); err != nil {
+		t.Fatalf("navigating the crashed tab: %v", err)
+	}
+	raw, err := e.hub.CDP(ctx, created.ID, "Runtime.evaluate", map[string]any{"expression": "6*7", "returnByValue": true}, "", "test")
+	if err != nil || !strings.Contains(string(raw), "42") {
+		t.Fatalf("evaluate after the reload: %s, %v", raw, err)
+	}
+}

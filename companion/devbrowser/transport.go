@@ -3,6 +3,7 @@ package devbrowser
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -243,17 +244,41 @@ func (l *link) cdp(ctx context.Context, p wire.CDPParams) (json.RawMessage, erro
 		}
 		return l.send(ctx, p.SessionID, p.Method, params)
 	}
+	reload := p.Method == "Page.navigate" || p.Method == "Page.reload"
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	l.tmu.Lock()
+	if t.crashed && !reload {
+		l.tmu.Unlock()
+		return nil, crashErr(t)
+	}
+	if t.inflight == nil {
+		t.inflight = map[*context.CancelCauseFunc]struct{}{}
+	}
+	t.inflight[&cancel] = struct{}{}
+	l.tmu.Unlock()
+	defer func() {
+		l.tmu.Lock()
+		delete(t.inflight, &cancel)
+		l.tmu.Unlock()
+	}()
 	if strings.HasPrefix(p.Method, "Input.") || p.Method == "Page.captureScreenshot" {
 		if err := l.toFront(ctx, t); err != nil {
-			return nil, err
+			return nil, cutByCrash(ctx, t, err)
 		}
 	}
 	for attempt := 0; ; attempt++ {
 		s, err := l.attach(ctx, t)
 		if err != nil {
-			return nil, err
+			return nil, cutByCrash(ctx, t, err)
 		}
 		res, err := l.send(ctx, s, p.Method, params)
+		err = cutByCrash(ctx, t, err)
+		if err == nil && reload {
+			l.tmu.Lock()
+			t.crashed = false
+			l.tmu.Unlock()
+		}
 		if err != nil && isSessionGone(err) && attempt == 0 {
 			// The target swapped or detached under us: forget the session
 			// and attach again once.
@@ -314,6 +339,25 @@ func (l *link) activate(ctx context.Context, t *target) error {
 	}
 	l.tmu.Unlock()
 	return nil
+}
+
+// cutByCrash is err, or for a call cut short by a renderer crash or by
+// the tab closing the error that says so.
+func cutByCrash(ctx context.Context, t *target, err error) error {
+	if err == nil {
+		return nil
+	}
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errCrashed):
+		return crashErr(t)
+	case errors.Is(cause, errClosed):
+		return wire.Errorf(wire.CodeNoSuchTab, "tab %d was closed", t.tab)
+	}
+	return err
+}
+
+func crashErr(t *target) error {
+	return wire.Errorf(wire.CodeAttachFailed, "the page crashed (tab %d in this browser); navigate to load it again", t.tab)
 }
 
 func (l *link) windowSize(ctx context.Context, p wire.WindowSizeParams) (json.RawMessage, error) {

@@ -1,12 +1,17 @@
 package hub
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -155,3 +160,179 @@ func TestFuzzHarnessReachesSuccess(t *testing.T) {
 }
 
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+
+// scriptLink is an extension's side of an attached link that sends
+// fuzzed frames: it holds them back until the companion's requests are out,
+// so answers can name their ids, then ends the link.
+type scriptLink struct {
+	frames   [][]byte
+	requests int // requests written so far
+	want     int
+	mu       sync.Mutex
+	release  chan struct{}
+	closed   chan struct{}
+	once     sync.Once
+}
+
+func (s *scriptLink) ReadMessage() ([]byte, error) {
+	select {
+	case <-s.release:
+	case <-s.closed:
+		return nil, io.ErrClosedPipe
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.frames) == 0 {
+		return nil, io.EOF
+	}
+	f := s.frames[0]
+	s.frames = s.frames[1:]
+	return f, nil
+}
+
+func (s *scriptLink) WriteMessage(_ context.Context, msg []byte) error {
+	var f wire.Frame
+	if json.Unmarshal(msg, &f) == nil && f.ID != nil {
+		s.mu.Lock()
+		s.requests++
+		if s.requests == s.want {
+			close(s.release)
+		}
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+func (s *scriptLink) Close(error) error {
+	s.once.Do(func() { close(s.closed) })
+	return nil
+}
+
+// linkRequests are what the companion asks while the fuzzed frames arrive;
+// their ids are 1, 2 and 3, which the seeds answer.
+var linkRequests = []struct {
+	method string
+	params any
+}{
+	{wire.MethodTabsList, nil},
+	{wire.MethodCDP, wire.CDPParams{TabID: 7, Method: "Runtime.evaluate", Params: json.RawMessage(`{"expression":"1"}`)}},
+	{wire.MethodTabsCreate, wire.CreateParams{URL: "https://example.com/"}},
+}
+
+// FuzzLinkFrames feeds fuzzed frames (one a line) to an attached
+// extension's link, as the companion reads them after the handshake:
+// answers with odd ids, results and errors, events of every kind with odd
+// params. Whatever arrives, nothing panics, each of the companion's
+// requests gets exactly one answer (a result, or an error whose code is in
+// the wire table), and the browser is gone once the link ends.
+func FuzzLinkFrames(f *testing.F) {
+	for _, seed := range []string{
+		`{"id":1,"result":[{"id":7,"url":"https://a.example/","shared":true,"windowId":1}]}
+{"id":2,"result":{"result":{"type":"number","value":1}}}
+{"id":3,"result":{"id":8,"url":"https://example.com/","shared":true,"agent":true,"windowId":1}}`,
+		`{"id":2,"error":"boom","code":"no_such_tab"}
+{"id":1,"error":"odd","code":"not_a_code"}
+{"id":3,"error":"","code":""}`,
+		`{"id":-1,"result":1}
+{"id":99999999999,"result":null}
+{"id":1.5,"result":{}}
+{"id":"2","result":{}}
+{"id":null,"method":"tabs.list"}
+{"id":3,"method":"x","result":1}`,
+		`{"event":"tabs","params":[{"id":7,"url":"https://a.example/","shared":true},{"id":7,"url":"https://b.example/"},{"id":-3},{"id":0,"owner":"agent:x","agent":true}]}
+{"event":"tabs","params":{"id":1}}
+{"event":"tabs","params":null}
+{"event":"tabs","params":[]}`,
+		`{"event":"cdp.event","params":{"tabId":7,"method":"Page.loadEventFired","params":{"timestamp":1}}}
+{"event":"cdp.event","params":{"tabId":"7"}}
+{"event":"detached","params":{"tabId":7,"reason":"target_closed"}}
+{"event":"detached","params":[1]}
+{"event":"tools.policy","params":{"disabled":["x"],"haveCatalog":true}}
+{"event":"tools.policy","params":"no"}
+{"event":"pair.offer","params":{"origin":"https://x.example"}}
+{"event":"hello","params":{"version":3}}
+{"event":"ping"}
+{"event":"something.new","params":{}}`,
+		`not json
+{"id":1,"result":1}`,
+		`[1,2,3]`,
+		`{}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, script []byte) {
+		var frames [][]byte
+		for _, line := range bytes.Split(script, []byte("\n")) {
+			if len(frames) == 32 {
+				break
+			}
+			frames = append(frames, line)
+		}
+		attached := make(chan struct{}, 1)
+		h := New(Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnChange: func() {
+			select {
+			case attached <- struct{}{}:
+			default:
+			}
+		}})
+		defer h.Close()
+		sl := &scriptLink{frames: frames, want: len(linkRequests), release: make(chan struct{}), closed: make(chan struct{})}
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			h.serveLink(wire.Hello{Version: wire.ProtocolVersion, InstanceID: "fuzz", BrowserSessionID: "s"}, newWSLink(h, sl))
+		}()
+		var b *Browser
+		deadline := time.After(10 * time.Second)
+		for b == nil {
+			for _, info := range h.Browsers() {
+				b, _ = h.Browser(info.ID)
+			}
+			if b != nil {
+				break
+			}
+			select {
+			case <-attached:
+			case <-served:
+				t.Fatal("the link ended before its browser attached")
+			case <-deadline:
+				t.Fatal("the browser never attached")
+			}
+		}
+		type outcome struct {
+			method string
+			res    json.RawMessage
+			err    error
+		}
+		answers := make(chan outcome, len(linkRequests))
+		for _, r := range linkRequests {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				res, err := b.Call(ctx, r.method, r.params)
+				answers <- outcome{r.method, res, err}
+			}()
+		}
+		for range linkRequests {
+			a := <-answers
+			if a.err == nil {
+				continue
+			}
+			if errors.Is(a.err, context.DeadlineExceeded) || wire.CodeOf(a.err) == wire.CodeTimeout {
+				t.Fatalf("%s got no answer: %v", a.method, a.err)
+			}
+			if code := wire.CodeOf(a.err); !slices.Contains(wire.Codes, code) {
+				t.Fatalf("%s failed with code %q, which is not in the wire table: %v", a.method, code, a.err)
+			}
+		}
+		<-served
+		select {
+		case <-b.Done():
+		default:
+			t.Fatal("the browser outlived its link")
+		}
+		if bs := h.Browsers(); len(bs) != 0 {
+			t.Fatalf("browsers after the link ended: %+v", bs)
+		}
+	})
+}

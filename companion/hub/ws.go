@@ -84,7 +84,12 @@ func (h *Hub) serveConn(ctx context.Context, conn *websocket.Conn, p peer) {
 			return
 		}
 	}
-	link := newWSLink(h, conn)
+	h.serveLink(hello, newWSLink(h, jsonrpc.NewWebSocket(conn, wsStatus)))
+}
+
+// serveLink attaches the browser of a link whose handshake is done and
+// serves its frames until the link ends.
+func (h *Hub) serveLink(hello wire.Hello, link *wsLink) {
 	b, err := h.Attach(hello, ModeExtension, link)
 	if err != nil {
 		link.attached(nil)
@@ -166,13 +171,16 @@ type wsLink struct {
 	b     *Browser
 }
 
-func newWSLink(h *Hub, conn *websocket.Conn) *wsLink {
+// wsStatus is the close frame for a link that ends because of cause.
+func wsStatus(cause error) (websocket.StatusCode, string) {
+	cause = linkCause(cause)
+	return websocket.StatusCode(wire.CloseCode(cause)), truncate(cause.Error(), 120)
+}
+
+// newWSLink runs the browspark link over t (the extension's WebSocket).
+func newWSLink(h *Hub, t jsonrpc.Transport) *wsLink {
 	l := &wsLink{log: h.log, ready: make(chan struct{})}
-	status := func(cause error) (websocket.StatusCode, string) {
-		cause = linkCause(cause)
-		return websocket.StatusCode(wire.CloseCode(cause)), truncate(cause.Error(), 120)
-	}
-	l.rpc = jsonrpc.New(jsonrpc.NewWebSocket(conn, status), jsonrpc.Options{
+	l.rpc = jsonrpc.New(t, jsonrpc.Options{
 		Dialect:    jsonrpc.Browspark,
 		OnEvent:    l.event,
 		MaxMessage: wire.MaxFrameBytes,

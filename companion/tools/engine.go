@@ -125,6 +125,13 @@ func (e *Engine) NewSession(principal, label string) *Session {
 	return &Session{Principal: principal, Label: label}
 }
 
+// TabStates is how many tabs the engine follows (for leak checks).
+func (e *Engine) TabStates() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.tabs)
+}
+
 // Close stops following tabs. Calls in flight finish on their own.
 func (e *Engine) Close() {
 	e.mu.Lock()

@@ -34,7 +34,7 @@ type fakeEnv struct {
 	paused atomic.Bool
 }
 
-func newFake(t *testing.T, tabs []wire.TabInfo) *fakeEnv {
+func newFake(t testing.TB, tabs []wire.TabInfo) *fakeEnv {
 	t.Helper()
 	changed := make(chan struct{}, 1)
 	h := hub.New(hub.Options{Logger: quietLogger(), OnChange: func() {

@@ -268,9 +268,16 @@ func CodeOf(err error) Code {
 	return CodeInternal
 }
 
-// Remote builds the error for a response frame's error string and code.
+// Remote builds the error for a response frame's error string and code. A
+// code that is not in the table (a newer or broken peer) reads as
+// internal, with the peer's code kept in the message: every error that
+// leaves the companion carries a code its callers know.
 func Remote(msg string, code Code) error {
 	if code == "" {
+		code = CodeInternal
+	}
+	if _, known := byCode[code]; !known {
+		msg = fmt.Sprintf("%s (the peer's code %q)", msg, code)
 		code = CodeInternal
 	}
 	return &Error{Code: code, Message: msg}

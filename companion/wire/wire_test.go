@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"testing"
 )
 
@@ -111,6 +112,14 @@ func TestErrorCodes(t *testing.T) {
 	}
 	if got := CodeOf(Remote("x", "")); got != CodeInternal {
 		t.Fatalf("CodeOf(remote without code) = %q", got)
+	}
+	// A code outside the table reaches nobody: it reads as internal, and
+	// the message keeps it.
+	if err := Remote("x", "made_up"); CodeOf(err) != CodeInternal || !strings.Contains(err.Error(), "made_up") {
+		t.Fatalf("Remote with an unknown code = %v (code %q)", err, CodeOf(err))
+	}
+	if got := CodeOf(Remote("x", CodeNoSuchTab)); got != CodeNoSuchTab {
+		t.Fatalf("CodeOf(remote no_such_tab) = %q", got)
 	}
 	seen := map[Code]bool{}
 	for _, c := range Codes {

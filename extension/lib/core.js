@@ -336,7 +336,9 @@ export class Core {
     const paused = this.policy?.paused === true;
     // The person's local choice and the companion's policy must both allow it.
     const enabled = this.options.overlay && this.policy?.overlay !== false;
-    return { show: shared && enabled, paused };
+    // shared: the tab's content script holds a port that wakes a stopped
+    // worker (content.js).
+    return { show: shared && enabled, paused, shared };
   }
 
   pushOverlay(tabId) {

@@ -7,6 +7,13 @@ import { cdpErrorMessage } from './cdp-chromium.js';
 
 export const IDLE_DETACH_MS = 30_000;
 
+/** What a crashed tab still takes: the commands that load it again. */
+const RELOADS = new Set(['Page.navigate', 'Page.reload']);
+
+function crashError(tabId) {
+  return new WireError(Codes.attachFailed, `the page crashed (tab ${tabId} in this browser); navigate to load it again`);
+}
+
 export class DebuggerManager {
   /**
    * @param {object} o
@@ -33,8 +40,12 @@ export class DebuggerManager {
      * agent's hands (the companion dismisses one nobody answers).
      */
     this.dialogs = new Set();
+    /** Rejecters of the calls waiting on each tab's page. @type {Map<number, Set<Function>>} */
+    this.waiting = new Map();
 
     cdp.onEvent((tabId, method, params, sessionId) => {
+      if (!sessionId && method === 'Inspector.targetCrashed') this.pageCrashed(tabId);
+      if (!sessionId && method === 'Inspector.targetReloadedAfterCrash') this.pageLoading(tabId);
       if (!this.getSharing().isAttached(tabId)) return;
       if (!sessionId && method === 'Page.javascriptDialogOpening') {
         this.dialogs.add(tabId);
@@ -51,12 +62,17 @@ export class DebuggerManager {
 
   /** Runs one protocol command on a tab the caller already checked. */
   async call(tabId, method, params, sessionId) {
+    // A crashed page answers nothing until it loads again: refuse at once
+    // what only the page could answer; a navigation loads it again.
+    // The mark is kept with the sharing state, so a worker started again
+    // after the crash knows it too.
+    if (this.getSharing().crashed.has(tabId) && !RELOADS.has(method)) throw crashError(tabId);
     this.inFlight.set(tabId, (this.inFlight.get(tabId) ?? 0) + 1);
     this.clearIdle(tabId);
     try {
       await this.ensureAttached(tabId);
       try {
-        return await this.cdp.send(tabId, method, params, sessionId);
+        return await this.untilCrash(tabId, this.cdp.send(tabId, method, params, sessionId));
       } catch (err) {
         // An adapter's own coded errors (Firefox: unknown_method,
         // restricted_url) travel as they are.
@@ -69,7 +85,7 @@ export class DebuggerManager {
       }
       await this.ensureAttached(tabId);
       try {
-        return await this.cdp.send(tabId, method, params, sessionId);
+        return await this.untilCrash(tabId, this.cdp.send(tabId, method, params, sessionId));
       } catch (err) {
         if (err instanceof WireError) throw err;
         throw new WireError(Codes.internal, cdpErrorMessage(err));
@@ -102,7 +118,48 @@ export class DebuggerManager {
         throw new WireError(Codes.attachFailed, `cannot attach the debugger to tab ${tabId}: ${message}`);
       }
     }
+    // Inspector.targetCrashed tells a crashed renderer (pageCrashed). An
+    // adapter without the domain (Firefox) has no such event to miss.
+    await this.cdp.send(tabId, 'Inspector.enable', {}).catch(() => {});
     if (this.getSharing().setAttached(tabId, true)) this.changed();
+  }
+
+  /**
+   * The tab's renderer crashed: the browser will never answer what waits
+   * on its page, so those calls fail now, and so does every call but a
+   * navigation until the page loads again.
+   */
+  pageCrashed(tabId) {
+    const crashed = this.getSharing().crashed;
+    if (!crashed.has(tabId)) {
+      crashed.add(tabId);
+      this.changed();
+    }
+    const waiting = this.waiting.get(tabId);
+    this.waiting.delete(tabId);
+    for (const reject of waiting ?? []) reject(crashError(tabId));
+    // A dialog goes with the crashed page.
+    if (this.dialogs.delete(tabId)) this.armIdle(tabId);
+  }
+
+  /** A load after the crash (a navigation or a reload) ends it. */
+  pageLoading(tabId) {
+    if (this.getSharing().crashed.delete(tabId)) this.changed();
+  }
+
+  /** promise, or the crash error if the tab's renderer crashes first. */
+  untilCrash(tabId, promise) {
+    let reject;
+    const crash = new Promise((_, r) => {
+      reject = r;
+    });
+    let set = this.waiting.get(tabId);
+    if (!set) this.waiting.set(tabId, (set = new Set()));
+    set.add(reject);
+    return Promise.race([promise, crash]).finally(() => {
+      set.delete(reject);
+      if (set.size === 0 && this.waiting.get(tabId) === set) this.waiting.delete(tabId);
+    });
   }
 
   /** Detaches on our initiative (idle, unshared). */

@@ -16,6 +16,8 @@ import { unsupportedReason } from './urlrules.js';
 
 const NATIVE_TIMEOUT_MS = 1000;
 const KEEPALIVE_ALARM = 'reins-keepalive';
+/** The port a shared tab's content script holds to wake a stopped worker (content.js). */
+export const WAKE_PORT = 'reins.wake';
 /** A refused link key is checked against the native host's at most this often. */
 const KEY_REFRESH_MS = 10_000;
 /** A typed pairing code is tried for as long as the app keeps it valid. */
@@ -398,6 +400,8 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
   chrome.tabs.onUpdated.addListener(
     afterLoad((tabId, change) => {
       if ('url' in change || 'title' in change || 'status' in change || 'favIconUrl' in change) core.scheduleTabs();
+      // A crashed page that loads again answers again.
+      if (change.status === 'loading') core.debugger.pageLoading(tabId);
       if (change.status === 'loading' && core.sharing.isShared(tabId)) {
         // A shared tab that navigated to a restricted page can no longer be driven.
         const url = change.url;
@@ -428,6 +432,18 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
 
   chrome.permissions.onAdded?.addListener(() => broadcast());
   chrome.permissions.onRemoved?.addListener(() => broadcast());
+
+  // A shared tab's content script holds a port named WAKE_PORT; when the
+  // browser stops this worker the port drops and the script connects again,
+  // which starts the worker (and so the connection) at once. The listener
+  // must exist for that connect to start a stopped worker.
+  chrome.runtime.onConnect?.addListener((port) => {
+    if (port.name !== WAKE_PORT || port.sender?.id !== chrome.runtime.id || !port.sender?.tab) {
+      port.disconnect();
+      return;
+    }
+    core.ready.then(() => conn.ensure());
+  });
 
   // The socket's pings keep the worker alive; the alarm restarts the
   // connection if the browser stopped the worker anyway.

@@ -22,13 +22,14 @@ export class SharingState {
     /** @type {Map<number, number>} tab shared because a shared tab opened it → that opener */ this.openers = new Map();
     /** @type {Set<number>} tabs whose debugger stays attached past the idle timer */ this.held = new Set();
     /** @type {Set<number>} tabs our debugger is attached to */ this.attached = new Set();
+    /** @type {Set<number>} tabs whose renderer crashed and that have not loaded since (debugger.js) */ this.crashed = new Set();
   }
 
   /** @param {any} data a value produced by toJSON, possibly from an older version */
   static from(data) {
     const s = new SharingState();
     if (data && typeof data === 'object') {
-      for (const key of ['shared', 'agent', 'held', 'attached']) {
+      for (const key of ['shared', 'agent', 'held', 'attached', 'crashed']) {
         if (Array.isArray(data[key])) {
           for (const id of data[key]) if (Number.isSafeInteger(id)) s[key].add(id);
         }
@@ -62,6 +63,7 @@ export class SharingState {
       openers: [...this.openers].sort((a, b) => a[0] - b[0]),
       held: [...this.held].sort((a, b) => a - b),
       attached: [...this.attached].sort((a, b) => a - b),
+      crashed: [...this.crashed].sort((a, b) => a - b),
     };
   }
 
@@ -147,6 +149,7 @@ export class SharingState {
   forget(tabId) {
     let changed = this.unshare(tabId);
     changed = this.attached.delete(tabId) || changed;
+    changed = this.crashed.delete(tabId) || changed;
     return changed;
   }
 

@@ -196,6 +196,16 @@ test('a tab showing a dialog stays attached until the dialog closes', async () =
   assert.equal(core.sharing.isAttached(1), false, 'answered, the tab idles out as before');
 });
 
+test('a dialog goes with a crashed page: the tab idles out again', async () => {
+  const { chrome, timers, core, call } = await setup({ tabs: [pageTab] });
+  await call('tabs.share', { tabId: 1, shared: true });
+  await call('cdp', { tabId: 1, method: 'Page.enable' });
+  chrome.debugger.onEvent.fire({ tabId: 1 }, 'Page.javascriptDialogOpening', { type: 'alert', message: 'Hi' });
+  chrome.debugger.onEvent.fire({ tabId: 1 }, 'Inspector.targetCrashed', {});
+  await timers.advance(30_000);
+  assert.equal(core.sharing.isAttached(1), false);
+});
+
 test('a tab an agent\'s tab opens is that agent\'s, in its group, in a window of its own', async () => {
   const { chrome, core, sent, call } = await setup({ tabs: [pageTab] });
   const agentTab = (await call('tabs.create', { url: 'https://example.org/', group: 'Reins · claude', owner: 'agent:a' })).result.id;
@@ -360,7 +370,7 @@ test('state reloads after a worker restart and forgets closed tabs', async () =>
   chrome._state.tabs.delete(3); // closed while the worker slept
   const core2 = new Core({ chrome, timers: new FakeTimers(), log: quiet });
   await core2.ready;
-  assert.deepEqual(core2.sharing.toJSON(), { shared: [1], agent: [], owners: [], openers: [], held: [], attached: [1] });
+  assert.deepEqual(core2.sharing.toJSON(), { shared: [1], agent: [], owners: [], openers: [], held: [], attached: [1], crashed: [] });
 });
 
 test('tabs.create records the owner, which every listing reports and a worker restart keeps', async () => {

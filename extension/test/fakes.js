@@ -133,6 +133,7 @@ export function fakeChrome({ tabs = [], permissions = [], linkKey = TEST_LINK_KE
         throw new Error('Specified native messaging host not found.');
       },
       onMessage: event(),
+      onConnect: event(),
     },
     storage: {
       onChanged,

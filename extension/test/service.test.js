@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes, webcrypto } from 'node:crypto';
-import { startService, NOT_PAIRED } from '../lib/service.js';
+import { startService, WAKE_PORT, NOT_PAIRED } from '../lib/service.js';
 import { fakeChrome, FakeTimers, settle, until, TEST_LINK_KEY } from './fakes.js';
 
 // The companion's side of the link handshake, written again here with
@@ -237,7 +237,7 @@ test('policy paused sets the badge and reaches shared tabs', async () => {
   await settle();
   assert.equal(chrome._state.badge, 'II');
   const pushed = chrome._calls.filter((c) => c[0] === 'tabs.sendMessage' && c[1] === 1).at(-1);
-  assert.deepEqual(pushed[2], { type: 'reins.overlay', show: true, paused: true });
+  assert.deepEqual(pushed[2], { type: 'reins.overlay', show: true, paused: true, shared: true });
 });
 
 function message(chrome, msg, sender) {
@@ -506,4 +506,23 @@ test('oversized events are cut before they reach the socket', async () => {
   assert.ok(JSON.stringify(ev).length <= 1 << 20);
   ws.receive({ id: 5, method: 'tabs.list' });
   await until(() => ws.sent.some((f) => f.id === 5), 'the answer');
+});
+
+test('a shared tab\'s wake port is taken; any other port is dropped', async () => {
+  const { chrome, svc } = await boot({ tabs: [{ id: 1, url: 'https://example.com/' }] });
+  await svc.core.share(1);
+  await settle();
+  // A worker that just started is told whether its tab is shared.
+  const [answer] = await Promise.all([message(chrome, { type: 'overlay.query' }, pageSender('https://example.com/'))]);
+  assert.equal(answer.result.shared, true);
+  const port = (name, sender) => {
+    const p = { name, sender, disconnected: false, disconnect() { this.disconnected = true; } };
+    chrome.runtime.onConnect.fire(p);
+    return p;
+  };
+  assert.equal(chrome.runtime.onConnect.size, 1, 'the listener is registered when the worker starts');
+  assert.equal(port(WAKE_PORT, pageSender('https://example.com/')).disconnected, false);
+  assert.equal(port('other', pageSender('https://example.com/')).disconnected, true);
+  assert.equal(port(WAKE_PORT, { id: 'someone-else', tab: { id: 1 } }).disconnected, true);
+  assert.equal(port(WAKE_PORT, { id: 'cahakjcjmollcmebjjnhhlhcdhipahla', url: 'chrome-extension://cahakjcjmollcmebjjnhhlhcdhipahla/popup.html' }).disconnected, true);
 });

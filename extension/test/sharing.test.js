@@ -11,11 +11,11 @@ test('share, hold, attach and unshare bookkeeping', () => {
   assert.equal(s.setHeld(2, true), false, 'an unshared tab cannot be held');
   assert.equal(s.setHeld(1, true), true);
   assert.equal(s.setAttached(1, true), true);
-  assert.deepEqual(s.toJSON(), { shared: [1], agent: [1], owners: [], openers: [], held: [1], attached: [1] });
+  assert.deepEqual(s.toJSON(), { shared: [1], agent: [1], owners: [], openers: [], held: [1], attached: [1], crashed: [] });
   assert.equal(s.unshare(1), true);
-  assert.deepEqual(s.toJSON(), { shared: [], agent: [], owners: [], openers: [], held: [], attached: [1] }, 'detaching is the debugger manager\'s job');
+  assert.deepEqual(s.toJSON(), { shared: [], agent: [], owners: [], openers: [], held: [], attached: [1], crashed: [] }, 'detaching is the debugger manager\'s job');
   assert.equal(s.forget(1), true);
-  assert.deepEqual(s.toJSON(), { shared: [], agent: [], owners: [], openers: [], held: [], attached: [] });
+  assert.deepEqual(s.toJSON(), { shared: [], agent: [], owners: [], openers: [], held: [], attached: [], crashed: [] });
   assert.equal(s.unshare(1), false);
 });
 
@@ -31,9 +31,9 @@ test('state survives a round trip through storage and drops junk', () => {
     shared: [1, 'x', 1.5], agent: [1, 9], held: [9], attached: 'no',
     owners: [[1, 'agent:a'], [3, 'agent:b'], [9, 'agent:c'], ['1', 'agent:d'], [1.5, 'x'], [1, 7], 'agent:e'],
   });
-  assert.deepEqual(junk.toJSON(), { shared: [1], agent: [1], owners: [[1, 'agent:a']], openers: [], held: [], attached: [] });
+  assert.deepEqual(junk.toJSON(), { shared: [1], agent: [1], owners: [[1, 'agent:a']], openers: [], held: [], attached: [], crashed: [] });
   // State saved before owners existed: its agent tabs have none.
-  const old = SharingState.from({ shared: [2], agent: [2], held: [], attached: [] });
+  const old = SharingState.from({ shared: [2], agent: [2], held: [], attached: [], crashed: [] });
   assert.equal(old.isAgent(2), true);
   assert.equal(old.ownerOf(2), '');
   assert.deepEqual(SharingState.from(undefined).toJSON(), new SharingState().toJSON());
@@ -44,10 +44,10 @@ test('replaced and vanished tabs', () => {
   s.share(1, { agent: true, owner: 'agent:a' });
   s.setAttached(1, true);
   assert.equal(s.replace(1, 7), true);
-  assert.deepEqual(s.toJSON(), { shared: [7], agent: [7], owners: [[7, 'agent:a']], openers: [], held: [], attached: [] });
+  assert.deepEqual(s.toJSON(), { shared: [7], agent: [7], owners: [[7, 'agent:a']], openers: [], held: [], attached: [], crashed: [] });
   s.share(8);
   assert.equal(s.retainOnly([8]), true);
-  assert.deepEqual(s.toJSON(), { shared: [8], agent: [], owners: [], openers: [], held: [], attached: [] });
+  assert.deepEqual(s.toJSON(), { shared: [8], agent: [], owners: [], openers: [], held: [], attached: [], crashed: [] });
   assert.equal(s.retainOnly([8]), false);
 });
 

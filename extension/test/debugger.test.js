@@ -1,0 +1,80 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DebuggerManager } from '../lib/debugger.js';
+import { SharingState } from '../lib/sharing.js';
+import { WireError } from '../lib/frames.js';
+
+// A CDP adapter whose commands wait until the test answers them, and whose
+// events the test fires.
+function fakeCdp() {
+  const pending = [];
+  let onEvent = () => {};
+  return {
+    pending,
+    sent: [],
+    fire: (tabId, method, params) => onEvent(tabId, method, params),
+    async attach() {},
+    async detach() {},
+    send(tabId, method, params) {
+      this.sent.push(method);
+      if (method === 'Inspector.enable') return Promise.resolve({});
+      return new Promise((resolve) => pending.push({ tabId, method, resolve }));
+    },
+    onEvent(cb) {
+      onEvent = cb;
+    },
+    onDetach() {},
+  };
+}
+
+function manager(cdp) {
+  const sharing = new SharingState();
+  sharing.share(7);
+  const timers = { setTimeout: () => 0, clearTimeout() {} };
+  return new DebuggerManager({ cdp, sharing, changed() {}, emit() {}, timers });
+}
+
+test('a crashed renderer fails the calls waiting on its page, and every call but a navigation until it loads', async () => {
+  const cdp = fakeCdp();
+  const dbg = manager(cdp);
+  const waiting = dbg.call(7, 'Runtime.evaluate', { expression: 'new Promise(() => {})' });
+  await new Promise((r) => setImmediate(r));
+  assert.ok(cdp.sent.includes('Inspector.enable'), 'attaching enables the Inspector domain, which reports crashes');
+  cdp.fire(7, 'Inspector.targetCrashed', {});
+  await assert.rejects(waiting, (err) => err instanceof WireError && err.code === 'attach_failed' && /crashed/.test(err.message));
+  await assert.rejects(dbg.call(7, 'Runtime.evaluate', { expression: '1' }), (err) => err.code === 'attach_failed');
+  // A navigation is sent: it is what loads the page again.
+  const nav = dbg.call(7, 'Page.navigate', { url: 'https://example.com/' });
+  await new Promise((r) => setImmediate(r));
+  cdp.pending.at(-1).resolve({ frameId: 'F' });
+  assert.deepEqual(await nav, { frameId: 'F' });
+  dbg.pageLoading(7);
+  const after = dbg.call(7, 'Runtime.evaluate', { expression: '1' });
+  await new Promise((r) => setImmediate(r));
+  cdp.pending.at(-1).resolve({ result: { value: 1 } });
+  assert.deepEqual(await after, { result: { value: 1 } });
+  assert.equal(dbg.waiting.size, 0, 'no waiter is kept after its call ended');
+});
+
+test('a crash of another tab leaves a tab\'s calls alone', async () => {
+  const cdp = fakeCdp();
+  const dbg = manager(cdp);
+  dbg.getSharing().share(8);
+  const mine = dbg.call(7, 'Runtime.evaluate', { expression: '1' });
+  await new Promise((r) => setImmediate(r));
+  cdp.fire(8, 'Inspector.targetCrashed', {});
+  cdp.pending.find((p) => p.tabId === 7).resolve({ ok: true });
+  assert.deepEqual(await mine, { ok: true });
+});
+
+test('a worker started again after a crash still refuses the crashed page', async () => {
+  const cdp = fakeCdp();
+  const dbg = manager(cdp);
+  cdp.fire(7, 'Inspector.targetCrashed', {});
+  // The state the worker saved, read back by the next worker.
+  const saved = SharingState.from(JSON.parse(JSON.stringify(dbg.getSharing().toJSON())));
+  const next = new DebuggerManager({ cdp: fakeCdp(), sharing: saved, changed() {}, emit() {}, timers: { setTimeout: () => 0, clearTimeout() {} } });
+  await assert.rejects(next.call(7, 'Runtime.evaluate', { expression: '1' }), (err) => err.code === 'attach_failed');
+  next.pageLoading(7);
+  assert.equal(saved.crashed.size, 0);
+});
