@@ -20,13 +20,6 @@ type frameLog struct {
 	Origin  string `json:"origin"`
 }
 
-func (r *rig) frameLog(s *tools.Session, tab int) []frameLog {
-	r.tb.Helper()
-	var out []frameLog
-	r.js(s, tab, "window.__log", &out)
-	return out
-}
-
 // waitFrameLog waits for the frames page to record an entry of kind t from
 // frame name: frames report by postMessage, which arrives a task later.
 func (r *rig) waitFrameLog(s *tools.Session, tab int, t, name string) frameLog {
