@@ -109,6 +109,14 @@ func (m menuItem) labels() []string {
 // layout reads the icon's whole menu.
 func (p *panel) layout(t *testing.T, item string) menuItem {
 	t.Helper()
+	m, err := p.readLayout(item)
+	if err != nil {
+		t.Fatalf("GetLayout: %v", err)
+	}
+	return m
+}
+
+func (p *panel) readLayout(item string) (menuItem, error) {
 	var rev uint32
 	var root struct {
 		ID    int32
@@ -117,9 +125,42 @@ func (p *panel) layout(t *testing.T, item string) menuItem {
 	}
 	call := p.conn.Object(item, trayMenuPath).Call(dbusmenu+".GetLayout", 0, int32(0), int32(-1), []string{})
 	if err := call.Store(&rev, &root); err != nil {
-		t.Fatalf("GetLayout: %v", err)
+		return menuItem{}, err
 	}
-	return toItem(root.ID, root.Props, root.Kids)
+	return toItem(root.ID, root.Props, root.Kids), nil
+}
+
+// quit clicks the menu's Quit and waits for reins to exit. The tray
+// rebuilds its menu, with new item ids, whenever what it shows changes (the
+// first snapshot, start at login turned on at the first run), and a click
+// on an id of the menu it replaced does nothing; so every new layout gets
+// the click again until the process is gone. Errors from a process that is
+// going away are expected and ignored.
+func (p *panel) quit(t *testing.T, item string, proc *proc) {
+	t.Helper()
+	signals := make(chan *dbus.Signal, 16)
+	p.conn.Signal(signals)
+	defer p.conn.RemoveSignal(signals)
+	opts := []dbus.MatchOption{dbus.WithMatchSender(item), dbus.WithMatchInterface(dbusmenu)}
+	if err := p.conn.AddMatchSignal(opts...); err != nil {
+		t.Fatal(err)
+	}
+	defer p.conn.RemoveMatchSignal(opts...)
+	deadline := time.After(Deadline)
+	for {
+		if m, err := p.readLayout(item); err == nil {
+			if q, ok := m.find("Quit"); ok {
+				p.conn.Object(item, trayMenuPath).Call(dbusmenu+".Event", 0, q.ID, "clicked", dbus.MakeVariant(""), uint32(time.Now().Unix()))
+			}
+		}
+		select {
+		case <-proc.done:
+			return
+		case <-signals:
+		case <-deadline:
+			t.Fatalf("reins did not exit within %v of Quit; log:\n%s", Deadline, proc.log())
+		}
+	}
 }
 
 func toItem(id int32, props map[string]dbus.Variant, kids []dbus.Variant) menuItem {

@@ -71,11 +71,10 @@ func TestTrayMenuOverDBus(t *testing.T) {
 	pnl.click(t, icon, open)
 	d.window(t, "^Reins$")
 
-	quit, ok := menu.find("Quit")
-	if !ok {
+	if _, ok := menu.find("Quit"); !ok {
 		t.Fatalf("no Quit item: %s", menu)
 	}
-	pnl.click(t, icon, quit)
+	pnl.quit(t, icon, p)
 	if code := p.wait(); code != 0 {
 		t.Fatalf("Quit from the tray: exit %d; log:\n%s", code, p.log())
 	}
@@ -107,12 +106,8 @@ func TestQuitAsAWindowOpensUnderThePointer(t *testing.T) {
 			return ok
 		})
 		open, _ := menu.find("Connect an agent…")
-		quit, ok := menu.find("Quit")
-		if !ok {
-			t.Fatalf("no Quit item: %s", menu)
-		}
 		pnl.click(t, icon, open)
-		pnl.click(t, icon, quit)
+		pnl.quit(t, icon, p)
 		if code := p.wait(); code != 0 || strings.Contains(p.log(), "panic") {
 			t.Fatalf("round %d: Quit as the dashboard opened: exit %d; log:\n%s", round, code, p.log())
 		}
