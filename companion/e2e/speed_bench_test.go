@@ -74,9 +74,13 @@ func BenchmarkSpeed(b *testing.B) {
 		{"read_page", p50(b, cs, "read_page", map[string]any{"tabId": tab}), direct.p50(b, direct.tree), "ms", 8},
 		{"computer screenshot " + viewport, p50(b, cs, "computer", shot), direct.p50(b, direct.screenshot), "ms", 30},
 	}
-	// Traced before navigating: the click's ref is of this document.
-	hops := hopTable(ctx, b, s, cs, []tracedOp{{"javascript_tool", "javascript_tool", js}, {"left_click", "computer", click}})
+	// Traced before the navigations below: the click's ref is of this
+	// document.
 	nav := map[string]any{"tabId": tab, "url": url}
+	hops := hopTable(ctx, b, s, cs, []tracedOp{
+		{"javascript_tool", "javascript_tool", js}, {"left_click", "computer", click},
+		{"screenshot", "computer", shot}, {"navigate", "navigate", nav},
+	})
 	navRow := speedRow{"navigate to a local page", p50(b, cs, "navigate", nav), direct.p50(b, direct.navigate), "ms", 120}
 	// Last: a headless window cannot grow back past its screen.
 	small := sizeViewport(b, cs, tab, 780, 437)

@@ -396,6 +396,10 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
     core.ready.then(() => fn(...args)).catch((err) => log.warn('reins: event handler failed', err));
   };
 
+  // The tab cache is dropped at once, not after load: a request must never
+  // see a description older than the last event.
+  for (const ev of ['onUpdated', 'onRemoved', 'onAttached', 'onDetached']) chrome.tabs[ev].addListener((tabId) => core.forgetTab(tabId));
+  chrome.tabs.onReplaced.addListener((added, removed) => core.forgetTab(removed));
   chrome.tabs.onCreated.addListener(afterLoad(() => core.scheduleTabs()));
   chrome.tabs.onUpdated.addListener(
     afterLoad((tabId, change) => {
