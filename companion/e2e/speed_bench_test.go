@@ -626,7 +626,9 @@ func agentsTable(ctx context.Context, b *testing.B, s *harness.Stack, url string
 		return lat, time.Since(start), traces
 	}
 	one, oneWall, _ := run(1, false)
+	cpu0 := procCPU(s.Reins.PID())
 	many, manyWall, _ := run(agentCount, false)
+	cpu1 := procCPU(s.Reins.PID())
 	if b.Failed() {
 		return ""
 	}
@@ -638,6 +640,19 @@ func agentsTable(ctx context.Context, b *testing.B, s *harness.Stack, url string
 	fmt.Fprintf(&out, "%-10d %9s %9s %12.0f\n", agentCount, fmtVal(pctMS(many, 50), "ms"), fmtVal(pctMS(many, 95), "ms"), tput(many, manyWall))
 	ratio, gain := pctMS(many, 50)/pctMS(one, 50), tput(many, manyWall)/tput(one, oneWall)
 	fmt.Fprintf(&out, "p50 ratio %.2f× (target ≤ 2×, %s); throughput %.2f× (target ≥ 4×, %s)\n", ratio, passMiss(ratio <= 2), gain, passMiss(gain >= 4))
+
+	var roles []string
+	for r := range cpu1 {
+		if cpu1[r] > cpu0[r] {
+			roles = append(roles, r)
+		}
+	}
+	slices.SortFunc(roles, func(a, b string) int { return int((cpu1[b] - cpu1[a]) - (cpu0[b] - cpu0[a])) })
+	out.WriteString("CPU per call at 10 agents (ms, from /proc):")
+	for _, r := range roles {
+		fmt.Fprintf(&out, " %s %.2f;", r, float64(cpu1[r]-cpu0[r])*10/float64(len(many)))
+	}
+	out.WriteString("\n")
 
 	// The same load traced: where the extra time under load goes.
 	var traces []reinsmcp.CallTrace

@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// procCPU is each process's CPU time so far (user + system, in clock
+// ticks of 10 ms), grouped by role: the bench itself, reins, and
+// Chromium's processes by their --type (the extension's own renderer
+// apart), read from /proc.
+func procCPU(reinsPID int) map[string]int64 {
+	out := map[string]int64{}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	self := os.Getpid()
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(d + "/stat")
+		if err != nil {
+			continue
+		}
+		// The fields after the command name, which may hold spaces.
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat)[i+2:])
+		if len(f) < 13 {
+			continue
+		}
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		var role string
+		switch pid {
+		case self:
+			role = "bench client"
+		case reinsPID:
+			role = "reins"
+		default:
+			cmd, _ := os.ReadFile(d + "/cmdline")
+			// Chromium's children rewrite their command line as one
+			// space-separated string.
+			args := strings.FieldsFunc(string(cmd), func(r rune) bool { return r == 0 || r == ' ' })
+			if len(args) == 0 || !strings.Contains(args[0], "chrom") {
+				continue
+			}
+			role = "chromium browser"
+			for _, a := range args {
+				if t, ok := strings.CutPrefix(a, "--type="); ok {
+					role = "chromium " + t
+				}
+			}
+			if slices.Contains(args, "--extension-process") {
+				role = "chromium extension"
+			}
+			if role == "chromium utility" {
+				for _, a := range args {
+					if s, ok := strings.CutPrefix(a, "--utility-sub-type="); ok {
+						role = "chromium " + s[strings.LastIndexByte(s, '.')+1:]
+					}
+				}
+			}
+		}
+		out[role] += ut + st
+	}
+	return out
+}
