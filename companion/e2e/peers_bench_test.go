@@ -61,8 +61,10 @@ func BenchmarkPeers(b *testing.B) {
 			"navigate":             func(string) peerOp { return peerOp{"navigate", map[string]any{"tabId": tab, "url": url}} },
 			"read_page / snapshot": func(string) peerOp { return peerOp{"read_page", map[string]any{"tabId": tab}} },
 			"screenshot":           func(string) peerOp { return peerOp{"computer", map[string]any{"tabId": tab, "action": "screenshot"}} },
-			"click by ref":         func(ref string) peerOp { return peerOp{"computer", map[string]any{"tabId": tab, "action": "left_click", "ref": ref}} },
-			"evaluate":             func(string) peerOp { return peerOp{"javascript_tool", map[string]any{"tabId": tab, "text": "1 + 1"}} },
+			"click by ref": func(ref string) peerOp {
+				return peerOp{"computer", map[string]any{"tabId": tab, "action": "left_click", "ref": ref}}
+			},
+			"evaluate": func(string) peerOp { return peerOp{"javascript_tool", map[string]any{"tabId": tab, "text": "1 + 1"}} },
 		}, regexp.MustCompile(`"Save 3".*?\b(ref_\d+)`)))
 	}
 
@@ -89,8 +91,10 @@ func BenchmarkPeers(b *testing.B) {
 			"navigate":             func(string) peerOp { return peerOp{"browser_navigate", map[string]any{"url": url}} },
 			"read_page / snapshot": func(string) peerOp { return peerOp{"browser_snapshot", map[string]any{}} },
 			"screenshot":           func(string) peerOp { return peerOp{"browser_take_screenshot", map[string]any{}} },
-			"click by ref":         func(ref string) peerOp { return peerOp{"browser_click", map[string]any{"target": ref, "element": "Save 3 button"}} },
-			"evaluate":             func(string) peerOp { return peerOp{"browser_evaluate", map[string]any{"function": "() => 1 + 1"}} },
+			"click by ref": func(ref string) peerOp {
+				return peerOp{"browser_click", map[string]any{"target": ref, "element": "Save 3 button"}}
+			},
+			"evaluate": func(string) peerOp { return peerOp{"browser_evaluate", map[string]any{"function": "() => 1 + 1"}} },
 		}, regexp.MustCompile(`button "Save 3" \[ref=(\w+)\]`)))
 	}
 	cdm("chrome-devtools-mcp 1.11.0")
@@ -243,4 +247,3 @@ func startPlainChromium(b *testing.B) string {
 	}
 	return ""
 }
-
