@@ -178,7 +178,7 @@ conformance: build
 
 bench: build
 	@mkdir -p $(TEST_TMP)/cache
-	$(TEST_ENV) go test -run '^$$' -bench . -benchmem -benchtime 2s ./companion/hub/ ./companion/e2e/... ./companion/tools/...
+	$(TEST_ENV) go test -run '^$$' -bench . -benchmem -benchtime 2s ./companion/hub/ ./companion/e2e/... ./companion/tools/... ./app/desktoptest/
 
 # The peers, pinned, under .test-tmp (never globally), each driving a fresh
 # headless Chromium of its own. Not part of make test or CI.
