@@ -162,20 +162,6 @@ func (c *call) navigateTo(ctx context.Context, tabID int, u string) (*Result, er
 	}
 	ok := true
 	if !n.done {
-		// The page helper's world can be made as soon as the document
-		// committed, while it loads, rather than after.
-		prepared := make(chan struct{})
-		n.onCommit = func() {
-			go func() {
-				defer close(prepared)
-				_, _ = ts.worldID(ctx, c.s.Label)
-			}()
-		}
-		defer func() {
-			if n.onCommit == nil {
-				<-prepared
-			}
-		}()
 		if ok, err = w.waitLoad(ctx, n, c.e.opts.NavigationTimeout); err != nil {
 			return nil, err
 		}

@@ -96,8 +96,6 @@ type navState struct {
 	detached        bool
 	committedLoader string
 	downloads       []string // guids of downloads the page started
-	// onCommit, when set, runs once when the new document commits.
-	onCommit func()
 }
 
 type pageEventParams struct {
@@ -163,10 +161,6 @@ func (n *navState) feed(ev hub.TabEvent) {
 			n.committed = true
 			n.started = true
 			n.committedLoader = p.Frame.LoaderID
-			if n.onCommit != nil {
-				n.onCommit()
-				n.onCommit = nil
-			}
 			if p.Type == "BackForwardCacheRestore" {
 				// A page restored from the back/forward cache does not load again.
 				n.done = true
