@@ -8,12 +8,18 @@ import (
 	"strings"
 )
 
-// procCPU is each process's CPU time so far (user + system, in clock
-// ticks of 10 ms), grouped by role: the bench itself, reins, and
-// Chromium's processes by their --type (the extension's own renderer
-// apart), read from /proc.
-func procCPU(reinsPID int) map[string]int64 {
-	out := map[string]int64{}
+// procTime is one process's role and CPU time so far (user + system, in
+// clock ticks of 10 ms).
+type procTime struct {
+	role  string
+	ticks int64
+}
+
+// procCPU reads the CPU time of the processes that matter from /proc, by
+// pid: the bench itself, reins, and Chromium's processes with their
+// --type as role (the extension's own renderer apart).
+func procCPU(reinsPID int) map[int]procTime {
+	out := map[int]procTime{}
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	self := os.Getpid()
 	for _, d := range dirs {
@@ -67,7 +73,20 @@ func procCPU(reinsPID int) map[string]int64 {
 				}
 			}
 		}
-		out[role] += ut + st
+		out[pid] = procTime{role, ut + st}
+	}
+	return out
+}
+
+// cpuByRole sums the CPU time each role used between two readings, over
+// the processes alive at both (one that exited would take its past time
+// with it).
+func cpuByRole(before, after map[int]procTime) map[string]int64 {
+	out := map[string]int64{}
+	for pid, a := range after {
+		if b, ok := before[pid]; ok && b.role == a.role {
+			out[a.role] += a.ticks - b.ticks
+		}
 	}
 	return out
 }

@@ -646,16 +646,17 @@ func agentsTable(ctx context.Context, b *testing.B, s *harness.Stack, url string
 	ratio, gain := pctMS(many, 50)/pctMS(one, 50), tput(many, manyWall)/tput(one, oneWall)
 	fmt.Fprintf(&out, "p50 ratio %.2f× (target ≤ 2×, %s); throughput %.2f× (target ≥ 4×, %s)\n", ratio, passMiss(ratio <= 2), gain, passMiss(gain >= 4))
 
+	used := cpuByRole(cpu0, cpu1)
 	var roles []string
-	for r := range cpu1 {
-		if cpu1[r] > cpu0[r] {
+	for r, ticks := range used {
+		if ticks > 0 {
 			roles = append(roles, r)
 		}
 	}
-	slices.SortFunc(roles, func(a, b string) int { return int((cpu1[b] - cpu1[a]) - (cpu0[b] - cpu0[a])) })
+	slices.SortFunc(roles, func(a, b string) int { return int(used[b] - used[a]) })
 	out.WriteString("CPU per call at 10 agents (ms, from /proc):")
 	for _, r := range roles {
-		fmt.Fprintf(&out, " %s %.2f;", r, float64(cpu1[r]-cpu0[r])*10/float64(len(many)))
+		fmt.Fprintf(&out, " %s %.2f;", r, float64(used[r])*10/float64(len(many)))
 	}
 	out.WriteString("\n")
 
