@@ -24,7 +24,7 @@ APT_TEST  := chromium xvfb xauth imagemagick x11-utils xdotool libsecret-tools f
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: help deps deps-run deps-test build run check test test-unit test-race test-ui test-node test-keychain test-e2e \
-	conformance bench soak fuzz lint vet staticcheck fmt clean extension-firefox \
+	conformance bench bench-peers soak fuzz lint vet staticcheck fmt clean extension-firefox \
 	deps-dist dist dist-check dist-deb dist-tarxz dist-windows dist-extension test-dist screenshots
 
 # Every public target, one line each (a test checks that none is missing).
@@ -50,7 +50,8 @@ help:
 	@echo "  make test-keychain    the token store against a real Secret Service"
 	@echo "  make test-e2e         real reins, Chromium and Firefox with the real extension"
 	@echo "  make conformance      the official MCP conformance suite against /mcp"
-	@echo "  make bench            the benchmarks"
+	@echo "  make bench            the benchmarks, with the speed table (p50 beside the direct-CDP floor and the target)"
+	@echo "  make bench-peers      the same ops through chrome-devtools-mcp, Playwright MCP and Reins, with the ratios"
 	@echo "  make soak             the fault suite for SOAK (30m) with SOAK_AGENTS (10) agents, sampling memory"
 	@echo "  make fuzz             every fuzz target for FUZZTIME (30s) each"
 	@echo "  make screenshots      the README's pictures of the tray app"
@@ -181,7 +182,21 @@ conformance: build
 
 bench: build
 	@mkdir -p $(TEST_TMP)/cache
-	$(TEST_ENV) go test -run '^$$' -bench . -benchmem -benchtime 2s ./companion/hub/ ./companion/e2e/... ./companion/tools/...
+	$(TEST_ENV) go test -run '^$$' -bench . -benchmem -benchtime 2s ./companion/hub/ ./companion/e2e/... ./companion/tools/... ./app/desktoptest/
+
+# The peers, pinned, under .test-tmp (never globally), each driving a fresh
+# headless Chromium of its own. Not part of make test or CI.
+PEERS_DIR := $(TEST_TMP)/peers
+CDM_VERSION := 1.11.0
+PLAYWRIGHT_MCP_VERSION := 0.0.83
+
+bench-peers: build
+	@mkdir -p $(TEST_TMP)/cache
+	@[ "$$(node -p 'require("$(PEERS_DIR)/node_modules/chrome-devtools-mcp/package.json").version' 2>/dev/null)" = "$(CDM_VERSION)" ] && \
+	 [ "$$(node -p 'require("$(PEERS_DIR)/node_modules/@playwright/mcp/package.json").version' 2>/dev/null)" = "$(PLAYWRIGHT_MCP_VERSION)" ] || \
+		npm install --prefix $(PEERS_DIR) --no-audit --no-fund --loglevel=error \
+			chrome-devtools-mcp@$(CDM_VERSION) @playwright/mcp@$(PLAYWRIGHT_MCP_VERSION)
+	$(TEST_ENV) REINS_PEERS_DIR=$(PEERS_DIR) go test -tags peers -run '^$$' -bench '^BenchmarkPeers$$' -benchtime 1x -timeout 30m ./companion/e2e/
 
 # The fault suite (companion/e2e/faults_test.go) for SOAK: agents on
 # Chromium through the extension and on the dev browser while the injector

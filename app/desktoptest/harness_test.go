@@ -72,7 +72,7 @@ type desktop struct {
 // newDesktop starts Xvfb and a session bus. Xvfb picks a free display
 // number itself and writes it to -displayfd once it accepts connections,
 // so there is no number to guess and nothing to poll.
-func newDesktop(t *testing.T) *desktop {
+func newDesktop(t testing.TB) *desktop {
 	t.Helper()
 	xvfb, err := exec.LookPath("Xvfb")
 	if err != nil {
@@ -90,7 +90,7 @@ func newDesktop(t *testing.T) *desktop {
 
 // newBus starts a private session bus, as dbus-run-session does, but keeps
 // its address so the test can join it and play the desktop panel.
-func newBus(t *testing.T) string {
+func newBus(t testing.TB) string {
 	t.Helper()
 	daemon, err := exec.LookPath("dbus-daemon")
 	if err != nil {
@@ -102,7 +102,7 @@ func newBus(t *testing.T) string {
 // startWithFD runs a helper that reports readiness by writing one line to
 // fd 3, waits for that line with a deadline, and stops the helper when the
 // test ends.
-func startWithFD(t *testing.T, name string, args ...string) string {
+func startWithFD(t testing.TB, name string, args ...string) string {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -175,7 +175,7 @@ func (d *desktop) env(extra ...string) []string {
 
 // proc is a running reins.
 type proc struct {
-	t       *testing.T
+	t       testing.TB
 	cmd     *exec.Cmd
 	started time.Time
 	port    int
@@ -189,7 +189,7 @@ type proc struct {
 }
 
 // freePort returns a 127.0.0.1 port nothing listens on right now.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -200,11 +200,11 @@ func freePort(t *testing.T) int {
 }
 
 // shortDir is a data dir whose admin socket path fits the Unix limit.
-func shortDir(t *testing.T) string { return companiontest.ShortDir(t) }
+func shortDir(t testing.TB) string { return companiontest.ShortDir(t) }
 
 // startReins runs `reins` with the desktop's environment. env adds or
 // overrides variables.
-func (d *desktop) startReins(t *testing.T, dataDir string, port int, args []string, env ...string) *proc {
+func (d *desktop) startReins(t testing.TB, dataDir string, port int, args []string, env ...string) *proc {
 	t.Helper()
 	full := append([]string{"--data-dir", dataDir, "--port", strconv.Itoa(port)}, args...)
 	cmd := exec.Command(reinsBin, full...)
@@ -410,7 +410,7 @@ func (p *proc) get(path string) (int, string) {
 }
 
 // runReins runs a short-lived reins to completion.
-func (d *desktop) runReins(t *testing.T, args []string, env ...string) (code int, stdout, stderr string) {
+func (d *desktop) runReins(t testing.TB, args []string, env ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
 	defer cancel()
@@ -430,7 +430,7 @@ func (d *desktop) runReins(t *testing.T, args []string, env ...string) (code int
 }
 
 // x runs an X client (xdotool, xwininfo, import) on the display.
-func (d *desktop) x(t *testing.T, name string, args ...string) string {
+func (d *desktop) x(t testing.TB, name string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
 	defer cancel()
@@ -451,7 +451,7 @@ func (d *desktop) x(t *testing.T, name string, args ...string) string {
 // window waits until a visible window whose name matches the regular
 // expression pattern is mapped and returns its id. xdotool --sync waits on
 // X events; the context bounds it.
-func (d *desktop) window(t *testing.T, pattern string) string {
+func (d *desktop) window(t testing.TB, pattern string) string {
 	t.Helper()
 	ids := strings.Fields(d.x(t, "xdotool", "search", "--sync", "--onlyvisible", "--name", pattern))
 	if len(ids) == 0 {
@@ -461,7 +461,7 @@ func (d *desktop) window(t *testing.T, pattern string) string {
 }
 
 // windows lists the visible windows whose name matches pattern, now.
-func (d *desktop) windows(t *testing.T, pattern string) []string {
+func (d *desktop) windows(t testing.TB, pattern string) []string {
 	t.Helper()
 	cmd := exec.Command("xdotool", "search", "--onlyvisible", "--name", pattern)
 	cmd.Env = d.env()
@@ -480,7 +480,7 @@ func (d *desktop) windows(t *testing.T, pattern string) []string {
 // shows something: a window is mapped before its first frame is drawn, and
 // X has no event for "painted", so it takes shots until one has content,
 // bounded by the deadline. A blank result fails the test.
-func (d *desktop) screenshot(t *testing.T, path, window string) image.Image {
+func (d *desktop) screenshot(t testing.TB, path, window string) image.Image {
 	t.Helper()
 	target := "root"
 	if window != "" {

@@ -33,7 +33,7 @@ type registration struct {
 
 // newPanel joins the bus and takes the watcher name, as a panel that shows
 // tray icons does.
-func newPanel(t *testing.T, bus string) *panel {
+func newPanel(t testing.TB, bus string) *panel {
 	t.Helper()
 	conn, err := dbus.Connect(bus)
 	if err != nil {
@@ -63,7 +63,7 @@ func (w watcher) RegisterStatusNotifierItem(sender dbus.Sender, service string) 
 }
 
 // waitItem waits for a tray icon to register.
-func (p *panel) waitItem(t *testing.T) registration {
+func (p *panel) waitItem(t testing.TB) registration {
 	t.Helper()
 	select {
 	case r := <-p.items:

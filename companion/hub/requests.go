@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/reinshq/reins/companion/wire"
 )
@@ -151,6 +152,10 @@ func (h *Hub) CDP(ctx context.Context, publicID int, method string, params any, 
 	}
 	if reason := wire.CDPNavigationRefusal(method, raw, b.Engine()); reason != "" {
 		return nil, wire.Errorf(wire.CodeRestrictedURL, "%s on tab %d refused: %s", method, publicID, reason)
+	}
+	if tr := traceOf(ctx); tr != nil {
+		start := time.Now()
+		defer func() { tr.add(method, time.Since(start)) }()
 	}
 	return b.Call(ctx, wire.MethodCDP, wire.CDPParams{TabID: t.Native, Method: method, Params: raw, SessionID: sessionID, Client: client})
 }

@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/tools"
 	"github.com/reinshq/reins/companion/wire"
 )
@@ -148,12 +149,37 @@ func (s *Server) callHandler(tool string) sdk.ToolHandler {
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
+		var tr *hub.Trace
+		if on, _ := req.Params.Meta[TraceMetaKey].(bool); on {
+			tr = &hub.Trace{}
+			ctx = hub.WithTrace(ctx, tr)
+		}
+		start := time.Now()
 		res := s.opts.Tools.Call(ctx, sess, tool, args)
 		if res == nil {
 			res = tools.Failure(wire.Errorf(wire.CodeInternal, "tool %s returned nothing", tool))
 		}
-		return toMCP(res), nil
+		out := toMCP(res)
+		if tr != nil {
+			if out.Meta == nil {
+				out.Meta = sdk.Meta{}
+			}
+			out.Meta[TraceMetaKey] = CallTrace{EngineMS: float64(time.Since(start).Microseconds()) / 1000, Steps: tr.Steps()}
+		}
+		return out, nil
 	}
+}
+
+// TraceMetaKey is the _meta key that asks for a call's timing (true in the
+// request) and carries it (a CallTrace in the result). Only benchmarks ask;
+// a call without it records nothing.
+const TraceMetaKey = "reins/trace"
+
+// CallTrace is where one tool call's time went inside the companion: the
+// engine's whole run, and each browser request it made.
+type CallTrace struct {
+	EngineMS float64         `json:"engineMs"`
+	Steps    []hub.TraceStep `json:"steps"`
 }
 
 // toMCP converts a Result to the MCP SDK's shape. The code travels in _meta

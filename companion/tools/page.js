@@ -746,26 +746,41 @@
     };
   };
 
-  // quiet resolves once the DOM and scroll positions have been still for
-  // quietMs, or after maxMs whatever happens.
+  // quiet resolves once the page has settled: a rendered frame, and the
+  // tasks queued behind it, passed with the DOM and scroll positions
+  // still; or quietMs passed without a change (a hidden tab renders no
+  // frames); or maxMs passed whatever happens.
   const quiet = (quietMs, maxMs) => new Promise((resolve) => {
     const start = performance.now();
     let last = start;
-    const bump = () => { last = performance.now(); };
+    let changed = false;
+    let done = false;
+    let timer = 0;
+    const bump = () => { last = performance.now(); changed = true; };
     const mo = new MutationObserver(bump);
     mo.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
     addEventListener('scroll', bump, { capture: true, passive: true });
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      mo.disconnect();
+      removeEventListener('scroll', bump, { capture: true });
+      resolve({ sx: Math.round(scrollX), sy: Math.round(scrollY) });
+    };
+    const frame = () => requestAnimationFrame(() => setTimeout(() => {
+      if (done) return;
+      if (!changed) { finish(); return; }
+      changed = false;
+      frame();
+    }, 0));
     const check = () => {
       const now = performance.now();
-      if (now - last >= quietMs || now - start >= maxMs) {
-        mo.disconnect();
-        removeEventListener('scroll', bump, { capture: true });
-        resolve({ sx: Math.round(scrollX), sy: Math.round(scrollY) });
-        return;
-      }
-      setTimeout(check, Math.max(1, Math.min(quietMs - (now - last), maxMs - (now - start))));
+      if (now - last >= quietMs || now - start >= maxMs) { finish(); return; }
+      timer = setTimeout(check, Math.max(1, Math.min(quietMs - (now - last), maxMs - (now - start))));
     };
-    setTimeout(check, quietMs);
+    frame();
+    timer = setTimeout(check, quietMs);
   });
 
   // ---- form_input

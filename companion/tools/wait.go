@@ -218,6 +218,10 @@ func (c *call) settle(ctx context.Context, ts *tabState, w *watcher) (settled, e
 	// No retry in a new document: if the action navigated, the world is
 	// created once the new page has loaded, not while it swaps in.
 	href, qerr := ts.call(ctx, c.s.Label, "quiet", nil, false, quiet.Milliseconds(), max.Milliseconds())
+	if qerr == nil && c.requestsAnswered(ctx, ts, max) {
+		// What the answers changed settles in turn.
+		href, qerr = ts.call(ctx, c.s.Label, "quiet", nil, false, quiet.Milliseconds(), max.Milliseconds())
+	}
 	n := &navState{mainFrame: ts.frame()}
 	for _, ev := range w.pending() {
 		n.feed(ev)
@@ -257,4 +261,25 @@ func (c *call) settle(ctx context.Context, ts *tabState, w *watcher) (settled, e
 	}
 	out.href, out.title = href, info.Title
 	return out, nil
+}
+
+// requestsAnswered waits, up to max since the call began, for the
+// requests the page started since then to finish. It reports whether there
+// were any.
+func (c *call) requestsAnswered(ctx context.Context, ts *tabState, max time.Duration) bool {
+	n, changed := ts.net.startedSince(c.start)
+	if n == 0 {
+		return false
+	}
+	ctx, cancel := context.WithDeadline(ctx, c.start.Add(max))
+	defer cancel()
+	for n > 0 {
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return true
+		}
+		n, changed = ts.net.startedSince(c.start)
+	}
+	return true
 }

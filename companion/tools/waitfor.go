@@ -319,6 +319,23 @@ func (n *netTracker) state() (int, <-chan struct{}) {
 	return len(n.inflight), n.changed
 }
 
+// startedSince counts the requests in flight that started at or after t,
+// and returns a channel closed at the next change.
+func (n *netTracker) startedSince(t time.Time) (int, <-chan struct{}) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.changed == nil {
+		n.changed = make(chan struct{})
+	}
+	count := 0
+	for _, at := range n.inflight {
+		if !at.Before(t) {
+			count++
+		}
+	}
+	return count, n.changed
+}
+
 // idle returns once no request has been in flight for quiet, or when ctx
 // ends.
 func (n *netTracker) idle(ctx context.Context, quiet time.Duration) error {

@@ -46,6 +46,12 @@ export class Core {
     /** Set by the service: tells open extension pages that state changed. */
     this.onStateChange = () => {};
     this.tabsTimer = null;
+    /**
+     * @type {Map<number, any>} shared tabs as the browser last described
+     * them; any tabs event for a tab drops its entry (forgetTab), so a
+     * request on a tab that did not change needs no tabs.get.
+     */
+    this.tabCache = new Map();
     this.groupLock = Promise.resolve();
     this.debugger = new DebuggerManager({
       cdp: this.cdp,
@@ -157,11 +163,19 @@ export class Core {
 
   /** The shared tab, or an error saying why it may not be used. */
   async sharedTab(tabId) {
+    const cached = this.sharing.isShared(tabId) ? this.tabCache.get(tabId) : undefined;
+    if (cached) return cached;
     const tab = await this.getTab(tabId);
     if (!this.sharing.isShared(tabId)) {
       throw new WireError(Codes.notShared, `tab ${tabId} is not shared with agents`);
     }
+    this.tabCache.set(tabId, tab);
     return tab;
+  }
+
+  /** A tabs event for tabId: its cached description may be out of date. */
+  forgetTab(tabId) {
+    this.tabCache.delete(tabId);
   }
 
   /**
@@ -251,6 +265,7 @@ export class Core {
     if (!this.sharing.isShared(tabId)) return;
     await this.debugger.detach(tabId, reason);
     this.sharing.unshare(tabId);
+    this.tabCache.delete(tabId);
     this.changed();
     this.pushOverlay(tabId);
     try {

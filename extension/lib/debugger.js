@@ -71,8 +71,12 @@ export class DebuggerManager {
     this.clearIdle(tabId);
     try {
       await this.ensureAttached(tabId);
+      const trace = globalThis.reinsTrace; // opt-in benchmark timing, see service.js
+      const t0 = trace ? performance.now() : 0;
       try {
-        return await this.untilCrash(tabId, this.cdp.send(tabId, method, params, sessionId));
+        const out = await this.untilCrash(tabId, this.cdp.send(tabId, method, params, sessionId));
+        if (trace) trace.push({ kind: 'debugger', method, tab: tabId, at: t0, ms: performance.now() - t0 });
+        return out;
       } catch (err) {
         // An adapter's own coded errors (Firefox: unknown_method,
         // restricted_url) travel as they are.

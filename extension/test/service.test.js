@@ -526,3 +526,33 @@ test('a shared tab\'s wake port is taken; any other port is dropped', async () =
   assert.equal(port(WAKE_PORT, { id: 'someone-else', tab: { id: 1 } }).disconnected, true);
   assert.equal(port(WAKE_PORT, { id: 'cahakjcjmollcmebjjnhhlhcdhipahla', url: 'chrome-extension://cahakjcjmollcmebjjnhhlhcdhipahla/popup.html' }).disconnected, true);
 });
+
+test('cdp requests reuse the tab the browser described until a tabs event says it changed', async () => {
+  const { chrome, socket } = await boot({ tabs: [{ id: 1, url: 'https://example.com/' }] });
+  const ws = socket();
+  await ws.open();
+  ws.receive({ id: 1, method: 'tabs.share', params: { tabId: 1, shared: true } });
+  await settle();
+  let gets = 0;
+  const get = chrome.tabs.get;
+  chrome.tabs.get = (id) => {
+    gets++;
+    return get(id);
+  };
+  const cdp = async (id) => {
+    ws.receive({ id, method: 'cdp', params: { tabId: 1, method: 'Runtime.evaluate', params: { expression: '1' } } });
+    await until(() => ws.sent.some((f) => f.id === id), `answer ${id}`);
+    return ws.sent.find((f) => f.id === id);
+  };
+  assert.ok('result' in (await cdp(2)));
+  assert.ok('result' in (await cdp(3)));
+  assert.equal(gets, 1, 'one tabs.get for two requests on an unchanged tab');
+  // The tab went somewhere that may not be automated: the very next
+  // request sees it.
+  const tab = { id: 1, url: 'chrome://settings/', windowId: 1 };
+  await chrome.tabs.update(1, { url: tab.url });
+  chrome.tabs.onUpdated.fire(1, { url: tab.url }, tab);
+  const refused = await cdp(4);
+  assert.equal(refused.code, 'restricted_url');
+  assert.equal(gets, 2);
+});

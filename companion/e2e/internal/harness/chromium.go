@@ -57,6 +57,15 @@ type chromiumOptions struct {
 	// extensions, when set, replaces the extension folder to load with
 	// the folders it returns (made under dir).
 	extensions func(dir, ext string) ([]string, error)
+	// windowW×windowH is the first window's size when set.
+	windowW, windowH int
+}
+
+// WithWindowSize opens the first window at w×h on a screen larger than
+// that: the default headless screen is too small to resize a window to a
+// 1280×800 viewport.
+func WithWindowSize(w, h int) ChromiumOption {
+	return func(o *chromiumOptions) { o.windowW, o.windowH = w, h }
 }
 
 // WithNativeHost registers `reins native-host` for the companion of
@@ -137,8 +146,14 @@ func StartChromium(ctx context.Context, opts ...ChromiumOption) (*Chromium, erro
 		"--disable-extensions-except=" + strings.Join(exts, ","),
 		"--silent-debugger-extension-api",
 		"--remote-debugging-port=0",
-		"about:blank",
 	}
+	if o.windowW > 0 && o.windowH > 0 {
+		// A screen with room to spare, so the window can be resized to
+		// any viewport up to w×h (the window frame comes on top).
+		args = append(args, fmt.Sprintf("--window-size=%d,%d", o.windowW, o.windowH),
+			fmt.Sprintf("--screen-info={0,0 %dx%d}", o.windowW+400, o.windowH+400))
+	}
+	args = append(args, "about:blank")
 	c.cmd = exec.Command(bin, args...)
 	// Chromium writes caches (fontconfig, shaders) and NSS state under the
 	// XDG dirs and HOME; keep them in the temp dir, not the person's home.
