@@ -52,6 +52,8 @@ export class Core {
      * request on a tab that did not change needs no tabs.get.
      */
     this.tabCache = new Map();
+    /** Counts forgetTab calls: a description read across one is not kept. */
+    this.tabEvents = 0;
     this.groupLock = Promise.resolve();
     this.debugger = new DebuggerManager({
       cdp: this.cdp,
@@ -165,16 +167,20 @@ export class Core {
   async sharedTab(tabId) {
     const cached = this.sharing.isShared(tabId) ? this.tabCache.get(tabId) : undefined;
     if (cached) return cached;
+    const seen = this.tabEvents;
     const tab = await this.getTab(tabId);
     if (!this.sharing.isShared(tabId)) {
       throw new WireError(Codes.notShared, `tab ${tabId} is not shared with agents`);
     }
-    this.tabCache.set(tabId, tab);
+    // A tabs event while the browser answered may mean the answer is
+    // already out of date: use it for this request, but do not keep it.
+    if (this.tabEvents === seen) this.tabCache.set(tabId, tab);
     return tab;
   }
 
   /** A tabs event for tabId: its cached description may be out of date. */
   forgetTab(tabId) {
+    this.tabEvents++;
     this.tabCache.delete(tabId);
   }
 

@@ -556,3 +556,33 @@ test('cdp requests reuse the tab the browser described until a tabs event says i
   assert.equal(refused.code, 'restricted_url');
   assert.equal(gets, 2);
 });
+
+test('a tab description read while a tabs event arrives is not kept', async () => {
+  const { chrome, socket } = await boot({ tabs: [{ id: 1, url: 'https://example.com/' }] });
+  const ws = socket();
+  await ws.open();
+  ws.receive({ id: 1, method: 'tabs.share', params: { tabId: 1, shared: true } });
+  await settle();
+  const get = chrome.tabs.get;
+  let raced = false;
+  chrome.tabs.get = async (id) => {
+    const before = await get(id); // the browser's answer, as the tab was
+    if (!raced) {
+      raced = true;
+      // Before that answer reaches the worker, the tab moves to a page that
+      // may not be automated, and says so.
+      const moved = { id: 1, url: 'chrome://settings/', windowId: 1 };
+      await chrome.tabs.update(1, { url: moved.url });
+      chrome.tabs.onUpdated.fire(1, { url: moved.url }, moved);
+    }
+    return before;
+  };
+  const cdp = async (id) => {
+    ws.receive({ id, method: 'cdp', params: { tabId: 1, method: 'Runtime.evaluate', params: { expression: '1' } } });
+    await until(() => ws.sent.some((f) => f.id === id), `answer ${id}`);
+    return ws.sent.find((f) => f.id === id);
+  };
+  await cdp(2); // answered from the description read before the move
+  const next = await cdp(3);
+  assert.equal(next.code, 'restricted_url', 'the next request asks the browser again');
+});
