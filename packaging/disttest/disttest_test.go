@@ -663,17 +663,37 @@ func TestChromeStoreZipConnects(t *testing.T) {
 	id := strings.TrimSpace(string(out))
 	t.Logf("unpacked without key at %s: id %s", ext, id)
 
-	// With no native host allowed for this id, the extension tries the
-	// default port, so the companion must be there.
-	const port = 47100
-	if !portFree(port) {
-		t.Fatalf("port %d is in use; this test runs the companion on the extension's default port", port)
-	}
+	// A store install gets the link key, and the companion's port, from the
+	// native host the app's package registers. Here the host is registered
+	// for this profile alone (Chromium reads <user-data-dir>/
+	// NativeMessagingHosts) and allows this unpacked build's id, as the
+	// package's manifest allows a store listing's id.
 	bin := os.Getenv("REINS_BIN")
 	if bin == "" {
 		bin = filepath.Join(root, "bin", "reins")
 	}
-	c := start(t, nil, bin, "headless", "--keyring", "file", "--port", fmt.Sprint(port), "--data-dir", filepath.Join(dir, "data"), "--allow-extension", id)
+	data := filepath.Join(dir, "data")
+	host := filepath.Join(dir, "reins-native-host")
+	script := fmt.Sprintf("#!/bin/sh\nexec '%s' native-host --data-dir '%s' \"$@\"\n", bin, data)
+	if err := os.WriteFile(host, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := json.Marshal(nativemsg.ChromiumManifest{
+		Name: nativemsg.HostName, Description: "Reins store build test host", Path: host, Type: "stdio",
+		AllowedOrigins: []string{"chrome-extension://" + id + "/"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := filepath.Join(dir, "profile", "NativeMessagingHosts")
+	if err := os.MkdirAll(hosts, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hosts, nativemsg.ManifestFile), manifest, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	c := start(t, nil, bin, "headless", "--keyring", "file", "--port", fmt.Sprint(port), "--data-dir", data, "--allow-extension", id)
 	waitHealthy(t, c, port, 30*time.Second)
 	began := time.Now()
 	startChromium(t, chromiumPath(t), dir, ext)
