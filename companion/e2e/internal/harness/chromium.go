@@ -499,8 +499,15 @@ func (c *Chromium) TypePairingCode(ctx context.Context, code string) error {
 		var shown bool
 		expr := fmt.Sprintf(`(async () => {
 			const form = document.getElementById('pair');
-			// The popup offers pairing by itself to a browser with no key.
-			for (let i = 0; form.hidden && i < 100; i++) await new Promise((r) => setTimeout(r, 20));
+			// The popup offers pairing by itself to a browser with no key,
+			// once it has heard the worker's state: wait for the form to show.
+			if (form.hidden) {
+				await new Promise((resolve) => {
+					const mo = new MutationObserver(() => { if (!form.hidden) { mo.disconnect(); clearTimeout(timer); resolve(); } });
+					mo.observe(form, {attributes: true, attributeFilter: ['hidden']});
+					const timer = setTimeout(() => { mo.disconnect(); resolve(); }, 5000);
+				});
+			}
 			if (form.hidden) return false;
 			document.getElementById('pair-code').value = %q;
 			const answered = new Promise((resolve) => {
