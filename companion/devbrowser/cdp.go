@@ -31,11 +31,15 @@ type link struct {
 	fronts map[int]string
 	// epoch counts changes to the page list (a target recorded or
 	// dropped). A Target.getTargets answer shows the list as it was when
-	// it was asked for: refresh neither drops a target recorded since, nor
-	// records again one dropped since (dropped), which would hand an agent's
-	// new tab, or a closed one, back to nobody under a new id.
-	epoch   uint64
-	dropped map[string]uint64 // targetId → the epoch it was dropped at
+	// it was asked for: refresh drops no target recorded since (born), which
+	// would hand an agent's new tab back to nobody under a new id. And a
+	// target once dropped (closed, destroyed, or missing from a listing)
+	// never comes back: target ids are not reused, and the browser still
+	// lists a tab for a moment after Target.closeTarget answered, which
+	// would hand an agent's closed tab to nobody, visible to every agent.
+	epoch     uint64
+	dropped   map[string]bool // the last maxDropped dropped targetIds
+	dropOrder []string        // dropped's ids, oldest first
 
 	winW, winH int // window size for new tabs' windows
 
@@ -132,8 +136,8 @@ func (l *link) refresh(ctx context.Context) error {
 			continue
 		}
 		seen[ti.TargetID] = true
-		if at, ok := l.dropped[ti.TargetID]; ok && at > asked {
-			continue // closed after the answer was made
+		if l.dropped[ti.TargetID] {
+			continue // closed, even if the browser still lists it
 		}
 		l.upsertLocked(ti)
 	}
@@ -171,17 +175,25 @@ func (l *link) upsertLocked(ti targetInfo) *target {
 	return t
 }
 
-// maxDropped bounds the record of dropped targets; a refresh in flight
-// only needs the drops made while it waited.
+// maxDropped bounds the record of dropped targets, the oldest forgotten
+// first; a listing or an info change that lags names only tabs closed a
+// moment ago.
 const maxDropped = 256
 
 func (l *link) dropLocked(t *target) {
 	clear(l.fronts)
 	l.epoch++
-	if l.dropped == nil || len(l.dropped) >= maxDropped {
-		l.dropped = map[string]uint64{}
+	if l.dropped == nil {
+		l.dropped = map[string]bool{}
 	}
-	l.dropped[t.id] = l.epoch
+	if !l.dropped[t.id] {
+		if len(l.dropOrder) >= maxDropped {
+			delete(l.dropped, l.dropOrder[0])
+			l.dropOrder = l.dropOrder[1:]
+		}
+		l.dropped[t.id] = true
+		l.dropOrder = append(l.dropOrder, t.id)
+	}
 	for c := range t.inflight {
 		(*c)(errClosed)
 	}
@@ -369,7 +381,7 @@ func (l *link) browserEvent(f jsonrpc.Incoming) {
 			return
 		}
 		l.tmu.Lock()
-		if _, gone := l.dropped[p.TargetInfo.TargetID]; gone {
+		if l.dropped[p.TargetInfo.TargetID] {
 			// A closed tab's last info changes arrive after it was
 			// dropped: it must not come back as nobody's tab.
 			l.tmu.Unlock()

@@ -172,6 +172,29 @@ func TestAStaleListingNeitherDropsNewTabsNorRevivesClosedOnes(t *testing.T) {
 	}
 }
 
+// Target.closeTarget answers before the tab is gone, and a listing asked
+// for after the close may still name it: the closed tab must not come back
+// as nobody's, which would show an agent's page to every agent.
+func TestAClosedTabStillListedByTheBrowserStaysClosed(t *testing.T) {
+	s := newScriptedBrowser()
+	l := newLink(nil, s)
+	t.Cleanup(func() { l.conn.Close(nil); l.conn.Wait() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	raw, err := l.RoundTrip(ctx, wire.MethodTabsCreate, wire.CreateParams{URL: "about:blank", Owner: "agent:a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created wire.TabInfo
+	json.Unmarshal(raw, &created)
+	if _, err := l.RoundTrip(ctx, wire.MethodTabsClose, wire.TabParams{TabID: created.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if tabs := listing(t, l, s, func() {}, "NEW"); len(tabs) != 0 {
+		t.Fatalf("a tab closed before the listing was asked for came back: %+v", tabs)
+	}
+}
+
 // The record of dropped targets is bounded.
 func TestDroppedTargetsAreBounded(t *testing.T) {
 	l := &link{targets: map[string]*target{}, byTab: map[int]*target{}, sessions: map[string]*target{}, children: map[string]*target{}}
@@ -181,8 +204,13 @@ func TestDroppedTargetsAreBounded(t *testing.T) {
 		l.dropLocked(tg)
 		l.tmu.Unlock()
 	}
-	if len(l.dropped) > maxDropped {
+	if len(l.dropped) > maxDropped || len(l.dropOrder) > maxDropped {
 		t.Fatalf("%d dropped targets remembered, want at most %d", len(l.dropped), maxDropped)
+	}
+	// The newest are the ones kept.
+	last := l.dropOrder[len(l.dropOrder)-1]
+	if !l.dropped[last] || len(l.dropped) != maxDropped {
+		t.Fatalf("after %d drops: %d remembered, the last one %v", 3*maxDropped, len(l.dropped), l.dropped[last])
 	}
 }
 
