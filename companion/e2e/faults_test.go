@@ -991,7 +991,13 @@ func (r *faultRun) sampleUntilStopped(start time.Time) {
 		// The engine follows a tab from its first call: after a fault the
 		// agents' calls bring the states back. Every agent makes a few
 		// before the sample.
-		r.waitCalls(r.done.Load() + int64(8*r.cfg.agents))
+		if !r.waitCalls(r.done.Load() + int64(8*r.cfg.agents)) {
+			// The agents stopped: what is left now is the wind-down, not
+			// the steady state the samples compare.
+			cancel()
+			r.quiet.Unlock()
+			return
+		}
 		rt, err := r.s.Reins.Client.Runtime(ctx)
 		cancel()
 		pid := r.s.Reins.PID()
