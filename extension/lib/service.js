@@ -405,9 +405,10 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
   chrome.tabs.onCreated.addListener(afterLoad(() => core.scheduleTabs()));
   // A tab joins its opener's sharing only when the opener's page opened it
   // (a link, window.open, a middle-click): webNavigation says so. The tab
-  // event's openerTabId proves nothing: Chromium also sets it for a tab the
-  // person opens with Ctrl+T over an agent's tab, for tabs DevTools opens,
-  // and any extension may set it, and such a tab is the person's.
+  // event's openerTabId proves nothing: Chromium fills it from its tab strip
+  // (tabs DevTools opens get one, and so may a tab the person opens while an
+  // agent's tab is in front), and any extension may set it; such a tab is
+  // the person's.
   chrome.webNavigation.onCreatedNavigationTarget.addListener(afterLoad((d) => core.tabOpened(d.tabId, d.sourceTabId)));
   chrome.tabs.onUpdated.addListener(
     afterLoad((tabId, change) => {

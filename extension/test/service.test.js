@@ -201,9 +201,10 @@ test('requests are answered on the socket; unknown events are ignored', async ()
 });
 
 // Chromium names an opener in the tab event for tabs the page did not open:
-// one the person opens with Ctrl+T over an agent's tab, one DevTools or
-// another extension opens (tabs.create takes any openerTabId). Such a tab is
-// the person's; only a navigation the opener's page started shares it.
+// one DevTools opens, one another extension opens (tabs.create takes any
+// openerTabId), maybe one the person opens while an agent's tab is in
+// front. Such a tab is the person's; only a navigation the opener's page
+// started shares it.
 test('a tab joins its opener\'s sharing only when the opener\'s page opened it', async () => {
   FakeSocket.all = [];
   const chrome = fakeChrome({ tabs: [{ id: 1, url: 'https://example.com/' }] });
