@@ -2,6 +2,7 @@ package companion
 
 import (
 	"sync"
+	"time"
 
 	"github.com/reinshq/reins/companion/tools"
 )
@@ -19,8 +20,20 @@ type activityLog struct {
 	mu    sync.Mutex
 	ring  []tools.Activity // at most MaxActivity; next is the oldest once full
 	next  int
-	users map[int]string // tab id → principal of the latest successful call on it
+	users map[int]tabUser // tab id → the latest successful call on it
 }
+
+// tabUser is who last worked on a tab, and when.
+type tabUser struct {
+	principal string
+	at        time.Time
+}
+
+// unsharedGrace is how long a tab's user is kept while the tab is not
+// (yet) listed as shared: a call can finish on a tab before the browser's
+// listing of it reaches the hub, and a snapshot taken in between must not
+// forget who works there.
+const unsharedGrace = time.Minute
 
 func (l *activityLog) add(a tools.Activity) {
 	l.mu.Lock()
@@ -36,9 +49,9 @@ func (l *activityLog) add(a tools.Activity) {
 	}
 	if a.TabID > 0 && a.Outcome == "ok" && a.Principal != "" {
 		if l.users == nil {
-			l.users = map[int]string{}
+			l.users = map[int]tabUser{}
 		}
-		l.users[a.TabID] = a.Principal
+		l.users[a.TabID] = tabUser{a.Principal, a.Time}
 	}
 }
 
@@ -51,19 +64,21 @@ func (l *activityLog) list() []tools.Activity {
 	return append(out, l.ring[:l.next]...)
 }
 
-// tabUsers returns the principal that last worked on each of the given tabs
-// and forgets tabs that are no longer shared, so the map stays as small as
-// the set of shared tabs.
-func (l *activityLog) tabUsers(shared map[int]bool) map[int]string {
+// tabUsers returns the principal that last worked on each of the given
+// shared tabs, and forgets tabs that have not been shared for
+// unsharedGrace, so the map stays about as small as the set of shared tabs.
+func (l *activityLog) tabUsers(shared map[int]bool, now time.Time) map[int]string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make(map[int]string, len(shared))
-	for tab, principal := range l.users {
+	for tab, u := range l.users {
 		if !shared[tab] {
-			delete(l.users, tab)
+			if now.Sub(u.at) > unsharedGrace {
+				delete(l.users, tab)
+			}
 			continue
 		}
-		out[tab] = principal
+		out[tab] = u.principal
 	}
 	return out
 }
@@ -94,7 +109,7 @@ func (c *Companion) TabAgents() map[int]string {
 			shared[t.ID] = true
 		}
 	}
-	return c.activity.tabUsers(shared)
+	return c.activity.tabUsers(shared, time.Now())
 }
 
 // runner is the tool engine in use: Config.Tools, or the real engine.

@@ -56,18 +56,35 @@ func TestActivityRingKeepsTheLast200InOrder(t *testing.T) {
 
 func TestTabUsersFollowSuccessfulCallsAndForgetUnsharedTabs(t *testing.T) {
 	var l activityLog
-	l.add(tools.Activity{Principal: "agent:c1", Agent: "claude", Tool: "navigate", TabID: 4, Outcome: "ok"})
-	l.add(tools.Activity{Principal: "agent:c2", Agent: "cursor", Tool: "computer", TabID: 4, Outcome: "tab_not_in_session"})
-	l.add(tools.Activity{Principal: "agent:c2", Agent: "cursor", Tool: "read_page", TabID: 9, Outcome: "ok"})
-	l.add(tools.Activity{Principal: "agent:c2", Agent: "cursor", Tool: "tabs_context_mcp", Outcome: "ok"})
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	l.add(tools.Activity{Time: now, Principal: "agent:c1", Agent: "claude", Tool: "navigate", TabID: 4, Outcome: "ok"})
+	l.add(tools.Activity{Time: now, Principal: "agent:c2", Agent: "cursor", Tool: "computer", TabID: 4, Outcome: "tab_not_in_session"})
+	l.add(tools.Activity{Time: now, Principal: "agent:c2", Agent: "cursor", Tool: "read_page", TabID: 9, Outcome: "ok"})
+	l.add(tools.Activity{Time: now, Principal: "agent:c2", Agent: "cursor", Tool: "tabs_context_mcp", Outcome: "ok"})
 	// A backend with the same label is another principal.
-	l.add(tools.Activity{Principal: "backend:b1", Agent: "claude", Tool: "read_page", TabID: 11, Outcome: "ok"})
-	got := l.tabUsers(map[int]bool{4: true, 9: true, 11: true})
+	l.add(tools.Activity{Time: now, Principal: "backend:b1", Agent: "claude", Tool: "read_page", TabID: 11, Outcome: "ok"})
+	got := l.tabUsers(map[int]bool{4: true, 9: true, 11: true}, now)
 	if want := map[int]string{4: "agent:c1", 9: "agent:c2", 11: "backend:b1"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("tab users %v, want %v (a refused call does not make its agent the tab's user)", got, want)
 	}
-	if got := l.tabUsers(map[int]bool{4: true}); len(got) != 1 || len(l.users) != 1 {
+	if got := l.tabUsers(map[int]bool{4: true}, now.Add(unsharedGrace+time.Second)); len(got) != 1 || len(l.users) != 1 {
 		t.Fatalf("an unshared tab was not forgotten: %v, kept %v", got, l.users)
+	}
+}
+
+// A call can finish on a new tab before the browser's listing shows the tab
+// shared; a snapshot taken in between must not forget who works there (the
+// dashboard lost the edge of a backend's new tab for good).
+func TestTabUsersKeepATabNotListedYet(t *testing.T) {
+	var l activityLog
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	l.add(tools.Activity{Time: now, Principal: "backend:b1", Agent: "claude", Tool: "tabs_create_mcp", TabID: 2, Outcome: "ok"})
+	if got := l.tabUsers(map[int]bool{}, now.Add(50*time.Millisecond)); len(got) != 0 {
+		t.Fatalf("an unlisted tab has users: %v", got)
+	}
+	got := l.tabUsers(map[int]bool{2: true}, now.Add(100*time.Millisecond))
+	if got[2] != "backend:b1" {
+		t.Fatalf("once listed, tab 2's user is %q, want backend:b1", got[2])
 	}
 }
 

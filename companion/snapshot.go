@@ -188,7 +188,7 @@ func (c *Companion) readState() state {
 			shared[t.ID] = true
 		}
 	}
-	st.users = c.activity.tabUsers(shared)
+	st.users = c.activity.tabUsers(shared, time.Now())
 	return st
 }
 
