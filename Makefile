@@ -207,7 +207,7 @@ SOAK ?= 30m
 SOAK_AGENTS ?= 10
 soak: build
 	@mkdir -p $(TEST_TMP)/cache
-	$(TEST_ENV) REINS_SOAK=$(SOAK) REINS_SOAK_AGENTS=$(SOAK_AGENTS) go test -count=1 -v -timeout 0 -run '^TestSoak$$' ./companion/e2e/
+	$(TEST_ENV) REINS_SOAK=$(SOAK) REINS_SOAK_AGENTS=$(SOAK_AGENTS) go test -tags soak -count=1 -v -timeout 0 -run '^TestSoak$$' ./companion/e2e/
 
 # Every fuzz target, one after another, each for FUZZTIME; their seeds run
 # as ordinary tests in make check and make test. A crasher lands in the

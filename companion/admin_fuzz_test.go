@@ -75,7 +75,7 @@ func FuzzAdminRoutes(f *testing.F) {
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, method, admin.URL+path, bytes.NewReader(body))
 		if err != nil {
-			t.Skip("not a request Go's client can send")
+			return // not a request any client can send: nothing reaches the routes
 		}
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := hc.Do(req)

@@ -138,14 +138,8 @@ func (p *panel) readLayout(item string) (menuItem, error) {
 // going away are expected and ignored.
 func (p *panel) quit(t *testing.T, item string, proc *proc) {
 	t.Helper()
-	signals := make(chan *dbus.Signal, 16)
-	p.conn.Signal(signals)
-	defer p.conn.RemoveSignal(signals)
-	opts := []dbus.MatchOption{dbus.WithMatchSender(item), dbus.WithMatchInterface(dbusmenu)}
-	if err := p.conn.AddMatchSignal(opts...); err != nil {
-		t.Fatal(err)
-	}
-	defer p.conn.RemoveMatchSignal(opts...)
+	signals, stop := p.menuSignals(t, item)
+	defer stop()
 	deadline := time.After(Deadline)
 	for {
 		if m, err := p.readLayout(item); err == nil {
@@ -188,20 +182,31 @@ func toItem(id int32, props map[string]dbus.Variant, kids []dbus.Variant) menuIt
 	return m
 }
 
+// menuSignals delivers the icon's menu signals (a new layout, changed item
+// properties) until stop.
+func (p *panel) menuSignals(t *testing.T, item string) (signals <-chan *dbus.Signal, stop func()) {
+	t.Helper()
+	ch := make(chan *dbus.Signal, 16)
+	p.conn.Signal(ch)
+	opts := []dbus.MatchOption{dbus.WithMatchSender(item), dbus.WithMatchInterface(dbusmenu)}
+	if err := p.conn.AddMatchSignal(opts...); err != nil {
+		p.conn.RemoveSignal(ch)
+		t.Fatal(err)
+	}
+	return ch, func() {
+		p.conn.RemoveMatchSignal(opts...)
+		p.conn.RemoveSignal(ch)
+	}
+}
+
 // waitMenu reads the menu until ok accepts it, re-reading whenever the
 // icon announces a new layout or changed item properties. The tray rebuilds
 // its menu item by item, announcing each step, so only a layout that has
 // reached its last item, Quit, is offered to ok.
 func (p *panel) waitMenu(t *testing.T, item string, what string, ok func(menuItem) bool) menuItem {
 	t.Helper()
-	signals := make(chan *dbus.Signal, 16)
-	p.conn.Signal(signals)
-	defer p.conn.RemoveSignal(signals)
-	opts := []dbus.MatchOption{dbus.WithMatchSender(item), dbus.WithMatchInterface(dbusmenu)}
-	if err := p.conn.AddMatchSignal(opts...); err != nil {
-		t.Fatal(err)
-	}
-	defer p.conn.RemoveMatchSignal(opts...)
+	signals, stop := p.menuSignals(t, item)
+	defer stop()
 	deadline := time.After(Deadline)
 	for {
 		m := p.layout(t, item)

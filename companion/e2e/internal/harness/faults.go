@@ -116,16 +116,7 @@ func (r *Reins) Relaunch(ctx context.Context) error {
 	default:
 		return fmt.Errorf("reins %d is still running", r.PID())
 	}
-	r.out = &syncBuffer{}
-	r.exited = make(chan struct{})
-	r.waitErr = nil
-	if err := r.launch(); err != nil {
-		return err
-	}
-	if err := r.waitReady(ctx); err != nil {
-		return fmt.Errorf("%w\nreins output:\n%s", err, Tail(r.out.String(), 30))
-	}
-	return nil
+	return r.relaunch(ctx)
 }
 
 // StopServiceWorker stops the extension's service worker the way the

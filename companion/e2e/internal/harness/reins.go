@@ -135,6 +135,12 @@ func (r *Reins) Restart(ctx context.Context) error {
 	if err := r.Stop(15 * time.Second); err != nil {
 		return err
 	}
+	return r.relaunch(ctx)
+}
+
+// relaunch starts the exited process again with the same port, data dir
+// and arguments, with fresh output, and waits until it answers.
+func (r *Reins) relaunch(ctx context.Context) error {
 	r.out = &syncBuffer{}
 	r.exited = make(chan struct{})
 	r.waitErr = nil
