@@ -678,10 +678,7 @@ func TestChromeStoreZipConnects(t *testing.T) {
 	if err := os.WriteFile(host, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	manifest, err := json.Marshal(nativemsg.ChromiumManifest{
-		Name: nativemsg.HostName, Description: "Reins store build test host", Path: host, Type: "stdio",
-		AllowedOrigins: []string{"chrome-extension://" + id + "/"},
-	})
+	manifest, err := nativemsg.Manifest(nativemsg.Browser{ID: "chromium", Name: "Chromium"}, host, id)
 	if err != nil {
 		t.Fatal(err)
 	}
