@@ -4,15 +4,25 @@
 // the trace is on, so that document is measured from its beginning. Both
 // observe interactions down to 16 ms and long tasks as they happen. "stop"
 // reads those and what the page's performance timeline buffered (LCP,
-// layout shifts), and returns the raw numbers for the engine to summarise;
-// in a visible page with no contentful paint reported yet, it first waits
-// for one (six frames or a second at most).
+// layout shifts), and returns the raw numbers for the engine to summarise.
+// In a visible page it first lets the browser report what is still on its
+// way: a first contentful paint, and the timing of an input the page has
+// seen (the browser reports an interaction only once the frame after it is
+// on screen). It waits ten frames or a second at most.
 function (action) {
   const g = globalThis;
   const MAX = 2000;
+  const INPUTS = ['pointerdown', 'pointerup', 'click', 'keydown', 'keyup'];
   if (action === 'start' || action === 'load') {
-    if (g.__reinsPerf) for (const [o] of g.__reinsPerf.obs) o.disconnect();
-    const st = { t0: action === 'load' ? 0 : performance.now(), origin: performance.timeOrigin, load: action === 'load', events: [], tasks: [], obs: [] };
+    if (g.__reinsPerf) {
+      for (const [o] of g.__reinsPerf.obs) o.disconnect();
+      for (const t of INPUTS) g.removeEventListener(t, g.__reinsPerf.onInput, true);
+    }
+    const st = { t0: action === 'load' ? 0 : performance.now(), origin: performance.timeOrigin, load: action === 'load', events: [], tasks: [], obs: [], input: 0, seen: 0 };
+    // The last input the person or an agent gave the page, and the start of
+    // the last interaction the browser has reported.
+    st.onInput = (e) => { if (e.isTrusted) st.input = Math.max(st.input, e.timeStamp); };
+    for (const t of INPUTS) g.addEventListener(t, st.onInput, { capture: true, passive: true });
     const watch = (type, opts, keep) => {
       try {
         const po = new PerformanceObserver((list) => { for (const e of list.getEntries()) keep(e); });
@@ -20,17 +30,32 @@ function (action) {
         st.obs.push([po, keep]);
       } catch (e) { /* not in this browser */ }
     };
-    watch('event', { durationThreshold: 16 }, (e) => { if (e.interactionId && st.events.length < MAX) st.events.push([e.interactionId, e.duration, e.startTime, e.name]); });
+    watch('event', { durationThreshold: 16 }, (e) => {
+      if (!e.interactionId) return;
+      st.seen = Math.max(st.seen, e.startTime);
+      if (st.events.length < MAX) st.events.push([e.interactionId, e.duration, e.startTime, e.name]);
+    });
     watch('longtask', {}, (e) => { if (st.tasks.length < MAX) st.tasks.push([e.startTime, e.duration]); });
     g.__reinsPerf = st;
     return JSON.stringify({ url: location.href });
   }
-  if (action === 'stop' && document.visibilityState === 'visible' && !painted()) {
-    // A page loaded a moment ago may not have reported its first paint
-    // yet: wait for it, six frames or one second at most.
-    return settle().then(report);
-  }
+  if (action === 'stop' && document.visibilityState === 'visible' && !settled()) return settle().then(report);
   return report();
+
+  function traced() {
+    return g.__reinsPerf && g.__reinsPerf.origin === performance.timeOrigin ? g.__reinsPerf : null;
+  }
+  // flush hands the observers' queued entries to what keeps them.
+  function flush(st) {
+    if (st) for (const [o, keep] of st.obs) for (const e of o.takeRecords()) keep(e);
+  }
+  // settled: the page has reported a contentful paint, and an interaction
+  // for its last input.
+  function settled() {
+    const st = traced();
+    flush(st);
+    return painted() && !(st && st.input > st.seen);
+  }
 
   function painted() {
     const type = 'largest-contentful-paint';
@@ -44,20 +69,16 @@ function (action) {
   function settle() {
     return new Promise((done) => {
       const timer = setTimeout(finish, 1000);
-      let po = null, frames = 0;
-      function finish() { clearTimeout(timer); if (po) po.disconnect(); done(); }
-      try {
-        po = new PerformanceObserver(finish);
-        po.observe({ type: 'largest-contentful-paint', buffered: true });
-      } catch (e) { /* not in this browser */ }
-      const frame = () => { if (++frames >= 6) finish(); else requestAnimationFrame(frame); };
+      let frames = 0;
+      function finish() { clearTimeout(timer); done(); }
+      const frame = () => { if (++frames >= 10 || settled()) finish(); else requestAnimationFrame(frame); };
       requestAnimationFrame(frame);
     });
   }
 
   function report() {
-    const st = g.__reinsPerf && g.__reinsPerf.origin === performance.timeOrigin ? g.__reinsPerf : null;
-    if (st) for (const [o, keep] of st.obs) for (const e of o.takeRecords()) keep(e);
+    const st = traced();
+    flush(st);
     const t0 = st ? st.t0 : 0;
     const take = (type) => {
       try {

@@ -10,24 +10,29 @@ const source = readFileSync(new URL('../../companion/tools/perf.js', import.meta
 const declaration = source.slice(source.indexOf('function'));
 
 function page({ visibility = 'hidden' } = {}) {
-  const observers = [];
+  let observers = [];
   const frames = [];
+  const timeline = {};
+  const listeners = {};
   class PerformanceObserver {
     static supportedEntryTypes = ['event', 'longtask', 'largest-contentful-paint', 'layout-shift'];
     constructor(cb) {
       this.cb = cb;
       this.records = [];
-      observers.push(this);
     }
     observe(o) {
       this.type = o.type;
+      if (o.buffered) this.records.push(...(timeline[o.type] || []));
+      observers.push(this);
     }
     takeRecords() {
       const r = this.records;
       this.records = [];
       return r;
     }
-    disconnect() {}
+    disconnect() {
+      observers = observers.filter((x) => x !== this);
+    }
   }
   let now = 1000;
   const g = vm.createContext({
@@ -36,6 +41,8 @@ function page({ visibility = 'hidden' } = {}) {
     location: { href: 'http://127.0.0.1:9/' },
     document: { visibilityState: visibility },
     requestAnimationFrame: (cb) => frames.push(cb),
+    addEventListener: (type, fn) => (listeners[type] = [...(listeners[type] || []), fn]),
+    removeEventListener: (type, fn) => (listeners[type] = (listeners[type] || []).filter((x) => x !== fn)),
     setTimeout,
     clearTimeout,
     Promise,
@@ -50,9 +57,19 @@ function page({ visibility = 'hidden' } = {}) {
       for (const cb of frames.splice(0)) cb();
     },
     pendingFrames: () => frames.length,
+    // queue records entries in the timeline and the observers' queues, as
+    // the browser does before it calls the observers back.
+    queue(type, entries) {
+      timeline[type] = [...(timeline[type] || []), ...entries];
+      for (const o of observers.filter((x) => x.type === type)) o.records.push(...entries);
+    },
     // fire delivers entries to the observers of type, as the browser does.
     fire(type, entries) {
       for (const o of observers.filter((x) => x.type === type)) o.cb({ getEntries: () => entries });
+    },
+    // input dispatches a DOM event to the page's window.
+    input(type, timeStamp, isTrusted = true) {
+      for (const fn of listeners[type] || []) fn({ type, timeStamp, isTrusted });
     },
     tick: (ms) => (now += ms),
     state: () => g.__reinsPerf,
@@ -85,22 +102,72 @@ test('perf.js counts only what happened since start in the same document', () =>
   assert.equal(out.tasks.longest, 80);
 });
 
+const paint = [{ startTime: 1200, size: 5000, url: '' }];
+
 test('perf.js stop in a visible page waits for the first contentful paint', async () => {
   const p = page({ visibility: 'visible' });
   p.run('start');
   const out = p.runAsync('stop');
   assert.equal(p.pendingFrames(), 1, 'waits on animation frames while no paint is reported');
-  p.fire('largest-contentful-paint', [{ startTime: 1200, size: 5000, url: '' }]);
+  p.frame();
+  assert.equal(p.pendingFrames(), 1, 'still waiting after a frame with no paint');
+  p.queue('largest-contentful-paint', paint);
+  p.frame();
   const r = await out;
-  assert.equal(r.started, true);
+  assert.equal(r.lcp.t, 1200);
 });
 
-test('perf.js stop gives up waiting for a paint after six frames', async () => {
+test('perf.js stop gives up waiting after ten frames', async () => {
   const p = page({ visibility: 'visible' });
   p.run('start');
   const out = p.runAsync('stop');
-  for (let i = 0; i < 6; i++) p.frame();
+  for (let i = 0; i < 9; i++) p.frame();
+  assert.equal(p.pendingFrames(), 1);
+  p.frame();
   assert.equal(p.pendingFrames(), 0);
   const r = await out;
   assert.equal(r.lcp, undefined);
+});
+
+// The browser reports an interaction only once the frame after it is on
+// screen: a stop right after a click must wait for it, or the trace says
+// there were no interactions.
+test('perf.js stop waits for the interaction of the last input', async () => {
+  const p = page({ visibility: 'visible' });
+  p.queue('largest-contentful-paint', paint);
+  p.run('start');
+  p.input('pointerdown', 1100);
+  p.input('pointerup', 1150);
+  p.input('click', 1150);
+  const out = p.runAsync('stop');
+  assert.equal(p.pendingFrames(), 1, 'waits while the click is unreported');
+  p.frame();
+  assert.equal(p.pendingFrames(), 1);
+  p.queue('event', [{ interactionId: 7, duration: 320, startTime: 1150, name: 'click' }]);
+  p.frame();
+  const r = await out;
+  assert.deepEqual(r.inp, { count: 1, value: 320, name: 'click', observed: true });
+});
+
+test('perf.js stop does not wait for an interaction already reported, or for a page\'s own events', () => {
+  const p = page({ visibility: 'visible' });
+  p.queue('largest-contentful-paint', paint);
+  p.run('start');
+  p.input('click', 1150);
+  p.fire('event', [{ interactionId: 7, duration: 40, startTime: 1150, name: 'click' }]);
+  p.input('keydown', 1300, false);
+  const out = p.run('stop');
+  assert.equal(p.pendingFrames(), 0);
+  assert.equal(out.inp.value, 40);
+});
+
+test('perf.js listens for input only in its latest trace', () => {
+  const p = page({ visibility: 'visible' });
+  p.queue('largest-contentful-paint', paint);
+  p.run('start');
+  const first = p.state();
+  p.run('start');
+  p.input('click', 1150);
+  assert.equal(first.input, 0, 'the first trace\'s listener is gone');
+  assert.equal(p.state().input, 1150);
 });
