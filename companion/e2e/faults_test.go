@@ -763,6 +763,9 @@ func (r *faultRun) fire(kind string) bool {
 			return false
 		}
 		tg := pick[rand.IntN(len(pick))]
+		if kind == faultCrashExt && !s.Chrome.Responds(ctx, tg.TargetID) {
+			return false // crashed before and not loaded again yet
+		}
 		i := r.fault(kind)
 		if kind == faultCloseExt {
 			err = s.Chrome.CloseTarget(ctx, tg.TargetID)

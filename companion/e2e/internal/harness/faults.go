@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"time"
 
 	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/hub"
@@ -135,6 +136,20 @@ func (c *Chromium) StopServiceWorker(ctx context.Context) error {
 		return fmt.Errorf("closing the extension's worker: %w", err)
 	}
 	return nil
+}
+
+// Responds reports whether a page target's renderer answers within a few
+// seconds: a crashed page's renderer answers nothing until it loads again,
+// and crashing it again reports nothing.
+func (c *Chromium) Responds(ctx context.Context, targetID string) bool {
+	sid, err := c.Attach(ctx, targetID)
+	if err != nil {
+		return false
+	}
+	defer c.Detach(context.WithoutCancel(ctx), sid)
+	probe, stop := context.WithTimeout(ctx, 5*time.Second)
+	defer stop()
+	return c.Browser.Call(probe, sid, "Runtime.evaluate", map[string]any{"expression": "1"}, nil) == nil
 }
 
 // CrashTab crashes the renderer of a page target (Page.crash on a session
