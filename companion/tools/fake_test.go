@@ -372,105 +372,53 @@ func TestNavigatePreparesNewTab(t *testing.T) {
 	}
 }
 
-// navFake is a fake whose tab 5 commits a new document (loader L2) when
-// asked to navigate; event sends the tab's CDP events.
-func navFake(t *testing.T) (f *fakeEnv, id int, event func(method string, params any)) {
-	f = newFake(t, []wire.TabInfo{{ID: 5, URL: "https://shop.example/cart", Title: "Cart", Shared: true, WindowID: 1}})
-	event = func(method string, params any) {
-		raw, _ := json.Marshal(params)
-		if err := f.ext.Send(wire.EventCDPEvent, wire.CDPEvent{TabID: 5, Method: method, Params: raw}); err != nil {
-			t.Error(err)
-		}
-	}
-	return f, f.hub.Tabs()[0].ID, event
-}
-
-func committed(loader string) map[string]any {
-	return map[string]any{"frame": map[string]any{"id": "F1", "loaderId": loader, "url": "https://shop.example/" + loader}, "type": "Navigation"}
-}
-
-// navigateWithin runs navigate and fails the test if it has not answered
-// within limit.
-func navigateWithin(t *testing.T, f *fakeEnv, id int, limit time.Duration, why string) {
-	t.Helper()
-	s := f.e.NewSession("agent:nav", "nav")
-	done := make(chan *tools.Result, 1)
-	go func() {
-		done <- f.call(t, s, "navigate", map[string]any{"tabId": id, "url": "https://shop.example/L2"})
-	}()
-	select {
-	case res := <-done:
-		if out := text(res); res.IsError || strings.Contains(out, "still loading") {
-			t.Fatalf("navigate: %s", out)
-		}
-	case <-time.After(limit):
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		t.Fatalf("%s; calls %v", why, f.calls)
-	}
-}
-
-func isSetup(p wire.CDPParams) bool {
-	return p.Method == "Runtime.callFunctionOn" && strings.Contains(string(p.Params), `call(\"setup\"`)
-}
-
 // A navigation makes the new document's isolated world and helper while
 // the document loads, not after: here the page's load event comes only
 // once the helper is set up, so an engine that waited for the load first
 // would wait until its timeout.
 func TestNavigatePreparesThePageWhileItLoads(t *testing.T) {
-	f, id, event := navFake(t)
+	f := newFake(t, []wire.TabInfo{{ID: 5, URL: "https://shop.example/cart", Title: "Cart", Shared: true, WindowID: 1}})
+	id := f.hub.Tabs()[0].ID
+	event := func(method string, params any) {
+		raw, _ := json.Marshal(params)
+		if err := f.ext.Send(wire.EventCDPEvent, wire.CDPEvent{TabID: 5, Method: method, Params: raw}); err != nil {
+			t.Error(err)
+		}
+	}
 	var loaded atomic.Bool
 	f.ext.Handle(wire.MethodCDP, func(params json.RawMessage) (any, error) {
 		var p wire.CDPParams
 		json.Unmarshal(params, &p)
 		switch {
 		case p.Method == "Page.navigate":
-			f.cdp(params) // recorded
+			f.mu.Lock()
+			f.calls = append(f.calls, p.Method)
+			f.mu.Unlock()
 			event("Page.frameStartedLoading", map[string]any{"frameId": "F1"})
-			event("Page.frameNavigated", committed("L2"))
+			event("Page.frameNavigated", map[string]any{"frame": map[string]any{"id": "F1", "loaderId": "L2", "url": "https://shop.example/next"}, "type": "Navigation"})
 			return map[string]any{"frameId": "F1", "loaderId": "L2"}, nil
-		case isSetup(p) && !loaded.Swap(true):
+		case p.Method == "Runtime.callFunctionOn" && strings.Contains(string(p.Params), `call(\"setup\"`) && !loaded.Swap(true):
 			defer event("Page.loadEventFired", map[string]any{"timestamp": 1})
 		}
 		return f.cdp(params)
 	})
-	navigateWithin(t, f, id, 10*time.Second, "the navigation waited for the load before preparing the page, and the load waited for the page")
+	s := f.e.NewSession("agent:nav", "nav")
+	done := make(chan *tools.Result, 1)
+	go func() {
+		done <- f.call(t, s, "navigate", map[string]any{"tabId": id, "url": "https://shop.example/next"})
+	}()
+	select {
+	case res := <-done:
+		if out := text(res); res.IsError || strings.Contains(out, "still loading") {
+			t.Fatalf("navigate: %s", out)
+		}
+	case <-time.After(10 * time.Second):
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		t.Fatalf("the navigation waited for the load before preparing the page, and the load waited for the page; calls %v", f.calls)
+	}
 	if !loaded.Load() {
 		t.Fatal("the page was never set up")
-	}
-}
-
-// A document its own script replaces while it loads takes its unfinished
-// preparation with it: the browser never answers the old world, and the
-// navigation must not wait out that request's timeout.
-func TestNavigateDropsThePreparationOfAReplacedDocument(t *testing.T) {
-	f, id, event := navFake(t)
-	var worlds atomic.Int32
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	f.ext.Handle(wire.MethodCDP, func(params json.RawMessage) (any, error) {
-		var p wire.CDPParams
-		json.Unmarshal(params, &p)
-		switch {
-		case p.Method == "Page.navigate":
-			f.cdp(params) // recorded
-			event("Page.frameNavigated", committed("L2"))
-			return map[string]any{"frameId": "F1", "loaderId": "L2"}, nil
-		case p.Method == "Page.createIsolatedWorld" && worlds.Add(1) == 1:
-			// The first document's script navigates away while its world
-			// is asked for: no answer comes for it.
-			event("Page.frameNavigated", committed("L3"))
-			<-release
-			return nil, errors.New("gone")
-		case isSetup(p):
-			defer event("Page.loadEventFired", map[string]any{"timestamp": 1})
-		}
-		return f.cdp(params)
-	})
-	navigateWithin(t, f, id, 3*time.Second, "the navigation waited for the world of a document that was gone")
-	if worlds.Load() != 2 {
-		t.Fatalf("%d worlds asked for, want the replaced document's and the new one's", worlds.Load())
 	}
 }
 

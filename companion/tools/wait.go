@@ -94,7 +94,6 @@ type navState struct {
 	closed          bool
 	detached        bool
 	committedLoader string
-	document        string   // the loader of the main frame's latest document
 	downloads       []string // guids of downloads the page started
 }
 
@@ -157,7 +156,6 @@ func (n *navState) feed(ev hub.TabEvent) {
 	case "Page.frameRequestedNavigation", "Page.frameStartedNavigating", "Page.frameStartedLoading":
 		n.started = true
 	case "Page.frameNavigated":
-		n.document = p.Frame.LoaderID
 		if n.loaderID == "" || p.Frame.LoaderID == n.loaderID {
 			n.committed = true
 			n.started = true
@@ -184,18 +182,25 @@ func (n *navState) feed(ev hub.TabEvent) {
 // passes. It reports whether the load finished. Once the new document has
 // committed, its isolated world and page helper are made ready while it
 // loads (for agent), so the call to the page that follows the load finds
-// them instead of making them after it. A document replaced while it
-// loads (a redirect from its script) has its preparation cancelled, and
-// the next one is prepared instead.
+// them instead of making them after it.
 func (w *watcher) waitLoad(ctx context.Context, agent string, n *navState, timeout time.Duration) (loaded bool, err error) {
-	var prep pagePrep
-	defer func() { prep.end(err != nil) }()
-	parent := ctx
+	prepCtx, stopPrep := context.WithCancel(ctx)
+	var prep sync.WaitGroup
+	defer func() {
+		if err != nil {
+			stopPrep()
+		}
+		prep.Wait()
+		stopPrep()
+	}()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	prepared := false
 	for !n.done {
-		if n.committed && n.document != prep.doc {
-			prep.start(parent, w.ts, agent, n.document)
+		if n.committed && !prepared {
+			prepared = true
+			// Its errors are the page call's to meet again and report.
+			prep.Go(func() { _, _ = w.ts.worldID(prepCtx, agent) })
 		}
 		ev, err := w.next(ctx)
 		if err != nil {
@@ -210,39 +215,6 @@ func (w *watcher) waitLoad(ctx context.Context, agent string, n *navState, timeo
 		return false, wire.Errorf(wire.CodeNoSuchTab, "tab %d closed while loading", w.ts.id)
 	}
 	return !n.detached, nil
-}
-
-// pagePrep makes a loading document's isolated world ready in the
-// background.
-type pagePrep struct {
-	doc  string // the loader of the document being prepared
-	wg   sync.WaitGroup
-	stop context.CancelFunc
-}
-
-// start prepares doc, cancelling the preparation of the document before.
-func (p *pagePrep) start(ctx context.Context, ts *tabState, agent, doc string) {
-	p.cancel()
-	p.doc = doc
-	ctx, p.stop = context.WithCancel(ctx)
-	// Its errors are the page call's to meet again and report.
-	p.wg.Go(func() { _, _ = ts.worldID(ctx, agent) })
-}
-
-func (p *pagePrep) cancel() {
-	if p.stop != nil {
-		p.stop()
-	}
-}
-
-// end waits for the preparation to finish, cancelling it first when
-// abandon is set.
-func (p *pagePrep) end(abandon bool) {
-	if abandon {
-		p.cancel()
-	}
-	p.wg.Wait()
-	p.cancel()
 }
 
 // settled is what an action's wait observed.
