@@ -372,56 +372,6 @@ func TestNavigatePreparesNewTab(t *testing.T) {
 	}
 }
 
-// A navigation makes the new document's isolated world and helper while
-// the document loads, not after: here the page's load event comes only
-// once the helper is set up, so an engine that waited for the load first
-// would wait until its timeout.
-func TestNavigatePreparesThePageWhileItLoads(t *testing.T) {
-	f := newFake(t, []wire.TabInfo{{ID: 5, URL: "https://shop.example/cart", Title: "Cart", Shared: true, WindowID: 1}})
-	id := f.hub.Tabs()[0].ID
-	event := func(method string, params any) {
-		raw, _ := json.Marshal(params)
-		if err := f.ext.Send(wire.EventCDPEvent, wire.CDPEvent{TabID: 5, Method: method, Params: raw}); err != nil {
-			t.Error(err)
-		}
-	}
-	var loaded atomic.Bool
-	f.ext.Handle(wire.MethodCDP, func(params json.RawMessage) (any, error) {
-		var p wire.CDPParams
-		json.Unmarshal(params, &p)
-		switch {
-		case p.Method == "Page.navigate":
-			f.mu.Lock()
-			f.calls = append(f.calls, p.Method)
-			f.mu.Unlock()
-			event("Page.frameStartedLoading", map[string]any{"frameId": "F1"})
-			event("Page.frameNavigated", map[string]any{"frame": map[string]any{"id": "F1", "loaderId": "L2", "url": "https://shop.example/next"}, "type": "Navigation"})
-			return map[string]any{"frameId": "F1", "loaderId": "L2"}, nil
-		case p.Method == "Runtime.callFunctionOn" && strings.Contains(string(p.Params), `call(\"setup\"`) && !loaded.Swap(true):
-			defer event("Page.loadEventFired", map[string]any{"timestamp": 1})
-		}
-		return f.cdp(params)
-	})
-	s := f.e.NewSession("agent:nav", "nav")
-	done := make(chan *tools.Result, 1)
-	go func() {
-		done <- f.call(t, s, "navigate", map[string]any{"tabId": id, "url": "https://shop.example/next"})
-	}()
-	select {
-	case res := <-done:
-		if out := text(res); res.IsError || strings.Contains(out, "still loading") {
-			t.Fatalf("navigate: %s", out)
-		}
-	case <-time.After(10 * time.Second):
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		t.Fatalf("the navigation waited for the load before preparing the page, and the load waited for the page; calls %v", f.calls)
-	}
-	if !loaded.Load() {
-		t.Fatal("the page was never set up")
-	}
-}
-
 func TestDisabledTools(t *testing.T) {
 	e := tools.NewEngine(tools.Options{Hub: hub.New(hub.Options{Logger: quietLogger()}), Logger: quietLogger(),
 		Disabled: func(tool string) error {

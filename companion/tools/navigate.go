@@ -162,7 +162,7 @@ func (c *call) navigateTo(ctx context.Context, tabID int, u string) (*Result, er
 	}
 	ok := true
 	if !n.done {
-		if ok, err = w.waitLoad(ctx, c.s.Label, n, c.e.opts.NavigationTimeout); err != nil {
+		if ok, err = w.waitLoad(ctx, n, c.e.opts.NavigationTimeout); err != nil {
 			return nil, err
 		}
 	}

@@ -78,7 +78,7 @@ func (c *call) reload(ctx context.Context, tabID int) (*Result, error) {
 		return nil, err
 	}
 	n := &navState{mainFrame: ts.frame()}
-	loaded, err := w.waitLoad(ctx, c.s.Label, n, c.e.opts.NavigationTimeout)
+	loaded, err := w.waitLoad(ctx, n, c.e.opts.NavigationTimeout)
 	if err != nil {
 		return nil, err
 	}

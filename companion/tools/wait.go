@@ -179,29 +179,11 @@ func (n *navState) feed(ev hub.TabEvent) {
 }
 
 // waitLoad reads events until the navigation finished loading or timeout
-// passes. It reports whether the load finished. Once the new document has
-// committed, its isolated world and page helper are made ready while it
-// loads (for agent), so the call to the page that follows the load finds
-// them instead of making them after it.
-func (w *watcher) waitLoad(ctx context.Context, agent string, n *navState, timeout time.Duration) (loaded bool, err error) {
-	prepCtx, stopPrep := context.WithCancel(ctx)
-	var prep sync.WaitGroup
-	defer func() {
-		if err != nil {
-			stopPrep()
-		}
-		prep.Wait()
-		stopPrep()
-	}()
+// passes. It reports whether the load finished.
+func (w *watcher) waitLoad(ctx context.Context, n *navState, timeout time.Duration) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	prepared := false
 	for !n.done {
-		if n.committed && !prepared {
-			prepared = true
-			// Its errors are the page call's to meet again and report.
-			prep.Go(func() { _, _ = w.ts.worldID(prepCtx, agent) })
-		}
 		ev, err := w.next(ctx)
 		if err != nil {
 			if ctx.Err() == context.DeadlineExceeded {
@@ -234,7 +216,7 @@ func (c *call) settle(ctx context.Context, ts *tabState, w *watcher) (settled, e
 	var out settled
 	quiet, max := c.e.opts.QuietWindow, c.e.opts.SettleTimeout
 	// No retry in a new document: if the action navigated, the world is
-	// created once the new page has committed, not while it swaps in.
+	// created once the new page has loaded, not while it swaps in.
 	href, qerr := ts.call(ctx, c.s.Label, "quiet", nil, false, quiet.Milliseconds(), max.Milliseconds())
 	if qerr == nil && c.requestsAnswered(ctx, ts, max) {
 		// What the answers changed settles in turn.
@@ -259,7 +241,7 @@ func (c *call) settle(ctx context.Context, ts *tabState, w *watcher) (settled, e
 		}
 	}
 	if !n.done {
-		ok, err := w.waitLoad(ctx, c.s.Label, n, c.e.opts.NavigationTimeout)
+		ok, err := w.waitLoad(ctx, n, c.e.opts.NavigationTimeout)
 		if err != nil {
 			return out, err
 		}

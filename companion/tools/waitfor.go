@@ -193,7 +193,7 @@ func (c *call) waitPage(ctx context.Context, deadline time.Time, ts *tabState, i
 				n.feed(ev)
 			}
 			if !n.done {
-				if _, err := w.waitLoad(ctx, c.s.Label, n, time.Until(deadline)); err != nil {
+				if _, err := w.waitLoad(ctx, n, time.Until(deadline)); err != nil {
 					w.stop()
 					return "", err
 				}
