@@ -143,6 +143,14 @@ func (b *Browser) Tabs() []Tab {
 	return out
 }
 
+// lists reports whether the browser's latest listing has the tab.
+func (b *Browser) lists(native int) bool {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	_, ok := b.tabs[native]
+	return ok
+}
+
 func (b *Browser) tab(native int) (Tab, bool) {
 	b.mu.RLock()
 	t, ok := b.tabs[native]

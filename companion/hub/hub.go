@@ -430,6 +430,13 @@ func (h *Hub) publicID(b *Browser, native int) int {
 		return id
 	}
 	id := int(h.nextTab.Add(1))
+	if !b.lists(native) {
+		// The tab left the browser's listing while its description was on
+		// its way (a snapshot of the tabs taken before a listing without
+		// it). Only a listing that drops a tab forgets its id, so a recorded
+		// id would stay for good: this one resolves to no tab.
+		return id
+	}
 	b.ids.set(native, id)
 	h.tabs[id] = tabRef{browserID: b.ID, session: b.ids, native: native}
 	return id
