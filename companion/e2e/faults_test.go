@@ -771,6 +771,10 @@ func (r *faultRun) fire(kind string) bool {
 			err = s.Chrome.CloseTarget(ctx, tg.TargetID)
 		} else {
 			err = s.Chrome.CrashTab(ctx, tg.TargetID)
+			if errors.Is(err, harness.ErrNoCrash) {
+				r.unfault(i)
+				return false
+			}
 		}
 		if err != nil {
 			r.fail("%s: %v", kind, err)
@@ -855,6 +859,14 @@ func (r *faultRun) fault(kind string) int {
 	r.faults = append(r.faults, faultEvent{kind: kind, sent: now, at: now})
 	r.fired[kind]++
 	return len(r.faults) - 1
+}
+
+// unfault takes back fault i, the latest, which did not happen.
+func (r *faultRun) unfault(i int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fired[r.faults[i].kind]--
+	r.faults = slices.Delete(r.faults, i, i+1)
 }
 
 // happened marks fault i as having happened now, and returns the time.

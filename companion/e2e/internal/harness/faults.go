@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -154,7 +155,8 @@ func (c *Chromium) Responds(ctx context.Context, targetID string) bool {
 
 // CrashTab crashes the renderer of a page target (Page.crash on a session
 // of its own), behind the extension's back, and returns once the browser
-// reports the crash (Inspector.targetCrashed).
+// reports the crash (Inspector.targetCrashed). A page that still answers
+// 10 s after the command did not crash: ErrNoCrash.
 func (c *Chromium) CrashTab(ctx context.Context, targetID string) error {
 	sid, err := c.Attach(ctx, targetID)
 	if err != nil {
@@ -178,10 +180,21 @@ func (c *Chromium) CrashTab(ctx context.Context, targetID string) error {
 	crashCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	go c.Browser.Call(crashCtx, sid, "Page.crash", nil, nil)
+	wait, stopWait := context.WithTimeout(ctx, 10*time.Second)
+	defer stopWait()
 	select {
 	case <-crashed:
 		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("the renderer of %s never crashed: %w", targetID, ctx.Err())
+	case <-wait.Done():
 	}
+	if ctx.Err() == nil && c.Responds(ctx, targetID) {
+		// The command reached a renderer on its way out (the page was
+		// navigating to a new one), and the page lives on.
+		return ErrNoCrash
+	}
+	return fmt.Errorf("the renderer of %s crashed without a report, or never answered: %w", targetID, wait.Err())
 }
+
+// ErrNoCrash is CrashTab's answer when the page still answers after the
+// crash was asked for.
+var ErrNoCrash = errors.New("the page did not crash")
