@@ -763,15 +763,14 @@ func (r *faultRun) fire(kind string) bool {
 			return false
 		}
 		tg := pick[rand.IntN(len(pick))]
-		if kind == faultCrashExt && !s.Chrome.Responds(ctx, tg.TargetID) {
-			return false // crashed before and not loaded again yet
-		}
 		i := r.fault(kind)
 		if kind == faultCloseExt {
 			err = s.Chrome.CloseTarget(ctx, tg.TargetID)
 		} else {
 			err = s.Chrome.CrashTab(ctx, tg.TargetID)
 			if errors.Is(err, harness.ErrNoCrash) {
+				// Crashed before and not loaded again yet, or navigating
+				// away: another time.
 				r.unfault(i)
 				return false
 			}

@@ -139,30 +139,27 @@ func (c *Chromium) StopServiceWorker(ctx context.Context) error {
 	return nil
 }
 
-// Responds reports whether a page target's renderer answers within a few
-// seconds: a crashed page's renderer answers nothing until it loads again,
-// and crashing it again reports nothing.
-func (c *Chromium) Responds(ctx context.Context, targetID string) bool {
-	sid, err := c.Attach(ctx, targetID)
-	if err != nil {
-		return false
-	}
-	defer c.Detach(context.WithoutCancel(ctx), sid)
-	probe, stop := context.WithTimeout(ctx, 5*time.Second)
-	defer stop()
-	return c.Browser.Call(probe, sid, "Runtime.evaluate", map[string]any{"expression": "1"}, nil) == nil
-}
-
 // CrashTab crashes the renderer of a page target (Page.crash on a session
 // of its own), behind the extension's back, and returns once the browser
-// reports the crash (Inspector.targetCrashed). A page that still answers
-// 10 s after the command did not crash: ErrNoCrash.
+// reports the crash (Inspector.targetCrashed). A page with nothing to crash
+// is ErrNoCrash: its renderer does not answer (crashed before and not
+// loaded again: crashing it again reports nothing), or it still answers
+// 10 s after the command (which reached a renderer on its way out while the
+// page navigated to a new one).
 func (c *Chromium) CrashTab(ctx context.Context, targetID string) error {
 	sid, err := c.Attach(ctx, targetID)
 	if err != nil {
 		return err
 	}
 	defer c.Detach(context.WithoutCancel(ctx), sid)
+	answers := func() bool {
+		probe, stop := context.WithTimeout(ctx, 5*time.Second)
+		defer stop()
+		return c.Browser.Call(probe, sid, "Runtime.evaluate", map[string]any{"expression": "1"}, nil) == nil
+	}
+	if !answers() {
+		return ErrNoCrash
+	}
 	crashed := make(chan struct{}, 1)
 	cancel := c.Browser.Subscribe(func(ev CDPEvent) {
 		if ev.SessionID == sid && ev.Method == "Inspector.targetCrashed" {
@@ -187,14 +184,11 @@ func (c *Chromium) CrashTab(ctx context.Context, targetID string) error {
 		return nil
 	case <-wait.Done():
 	}
-	if ctx.Err() == nil && c.Responds(ctx, targetID) {
-		// The command reached a renderer on its way out (the page was
-		// navigating to a new one), and the page lives on.
+	if ctx.Err() == nil && answers() {
 		return ErrNoCrash
 	}
 	return fmt.Errorf("the renderer of %s crashed without a report, or never answered: %w", targetID, wait.Err())
 }
 
-// ErrNoCrash is CrashTab's answer when the page still answers after the
-// crash was asked for.
+// ErrNoCrash is CrashTab's answer when the page had nothing to crash.
 var ErrNoCrash = errors.New("the page did not crash")
