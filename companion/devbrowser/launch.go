@@ -214,13 +214,15 @@ func launch(ctx context.Context, opts Options, log *slog.Logger, sandbox bool) (
 	startCtx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
 	if err := b.link.start(startCtx); err != nil {
+		// A Chromium that quits closes its pipe before it is reaped: wait
+		// for the end of what it wrote, which is the reason (Launch reads
+		// it for a sandbox that cannot start).
+		select {
+		case <-b.stderrDone:
+		case <-time.After(stderrGrace):
+		}
 		select {
 		case <-b.proc.exited:
-			// It quit before it answered: what it said is the reason.
-			select {
-			case <-b.stderrDone:
-			case <-time.After(stderrGrace):
-			}
 			return nil, tail.String(), fmt.Errorf("devbrowser: chromium exited before it answered: %s", tail.String())
 		default:
 		}
