@@ -13,6 +13,10 @@ export GOFLAGS := -buildvcs=false
 VERSION := $(shell sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)
 LDFLAGS := -s -w -X github.com/reinshq/reins/app.Version=$(VERSION)
 BIN := $(CURDIR)/bin/reins
+# The server build: the same reins without the tray, no cgo, one static
+# binary that needs no display libraries (for servers, and the companion's
+# own memory figures).
+SERVER_BIN := $(CURDIR)/bin/server/reins
 CHROMIUM ?= /usr/lib/chromium/chromium
 
 # Debian packages: build (Fyne needs cgo, GL and X11 headers), browsers and
@@ -25,7 +29,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: help deps deps-run deps-test build run check test test-unit test-race test-ui test-node test-keychain test-e2e \
 	conformance bench bench-peers soak fuzz lint vet staticcheck fmt clean extension-firefox \
-	deps-dist dist dist-check dist-deb dist-tarxz dist-windows dist-extension test-dist screenshots
+	deps-dist dist dist-check dist-deb dist-tarxz dist-server dist-windows dist-extension test-dist screenshots
 
 # Every public target, one line each (a test checks that none is missing).
 help:
@@ -36,7 +40,7 @@ help:
 	@echo "  make test             install what is missing, build, run every test (what CI runs)"
 	@echo "  make help             this list"
 	@echo "Building:"
-	@echo "  make build            bin/reins"
+	@echo "  make build            bin/reins, and bin/server/reins (the server build: no tray, no cgo, static)"
 	@echo "  make extension-firefox  build/firefox, the loadable Firefox extension"
 	@echo "  make deps             install the build, run and test dependencies (deps-run, deps-test)"
 	@echo "  make fmt              gofmt every Go file"
@@ -56,7 +60,7 @@ help:
 	@echo "  make fuzz             every fuzz target for FUZZTIME (30s) each"
 	@echo "  make screenshots      the README's pictures of the tray app"
 	@echo "Packaging (packaging/README.md):"
-	@echo "  make dist             every installer into dist/ (dist-deb, dist-tarxz, dist-windows, dist-extension)"
+	@echo "  make dist             every installer into dist/ (dist-deb, dist-tarxz, dist-server, dist-windows, dist-extension)"
 	@echo "  make dist-check       the extension folder carries FyneApp.toml's version"
 	@echo "  make deps-dist        the packaging tools"
 	@echo "  make test-dist        build the installers signed with a throwaway key, install and run them"
@@ -87,7 +91,8 @@ deps: deps-test
 build: deps-run
 	@mkdir -p bin
 	go build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/reins
-	@echo "built $(BIN) $(VERSION)"
+	CGO_ENABLED=0 go build -tags nogui -ldflags '$(LDFLAGS)' -o $(SERVER_BIN) ./cmd/reins
+	@echo "built $(BIN) and $(SERVER_BIN) $(VERSION)"
 
 run: build
 	@if [ -z "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
@@ -124,6 +129,7 @@ vet:
 		grep -qE "(^|[ (,])$$t([ ),]|$$)" <<<"$$help" || { echo "Makefile: make help does not name $$t"; exit 1; }; \
 	done
 	go vet ./...
+	CGO_ENABLED=0 go vet -tags nogui ./app/... ./cmd/...
 
 # Pinned in go.mod's tool block; its default checks include the unused-code
 # ones (U1000).
@@ -147,16 +153,20 @@ test-unit:
 	$(TEST_ENV) go test $(TEST_FLAGS) -timeout 10m $(UNIT_PKGS)
 	@# The tool engine's fuzz seeds run against a fake extension: no browser.
 	$(TEST_ENV) go test $(TEST_FLAGS) -timeout 5m -run '^Fuzz' ./companion/tools/
+	@# The command line as the server build has it (no tray, no cgo).
+	CGO_ENABLED=0 go test $(TEST_FLAGS) -tags nogui -timeout 5m ./app/
 
 test-race:
 	@mkdir -p $(TEST_TMP)/cache
 	$(TEST_ENV) go test -race -count=1 -timeout 20m $(RACE_PKGS)
 
 # The GUI side: Fyne's test driver needs no display. app/ links the real
-# driver, so it shares the cgo build cache of bin/reins (no -race there).
+# driver, so it shares the cgo build cache of bin/reins (no -race there);
+# then app/ again as the server build compiles it.
 test-ui:
 	@mkdir -p $(TEST_TMP)/cache
 	$(TEST_ENV) go test -count=1 -timeout 10m ./ui/... ./assets/... ./app/... ./cmd/...
+	$(TEST_ENV) CGO_ENABLED=0 go test -count=1 -tags nogui -timeout 5m ./app/
 
 # The keychain tests need a real Secret Service: a private session bus with
 # an unlocked gnome-keyring, torn down when the tests end.
@@ -173,16 +183,20 @@ test-e2e: build extension-firefox
 		go test -count=1 -timeout 30m ./companion/e2e/...
 
 # The official MCP conformance suite against /mcp of a real reins headless
-# with a real agent token. npm installs the suite and a Node 22 binary into
+# (the server build; test-e2e runs the desktop build) with a real agent token. npm installs the suite and a Node 22 binary into
 # ~/.cache/reins/conformance (never globally); companion/mcp/conformance/
 # baseline.yml lists the scenarios that do not apply to Reins, and why.
 conformance: build
 	@command -v npm >/dev/null || { echo "installing npm"; $(SUDO) apt-get update -qq; $(SUDO) apt-get install -y -qq --no-install-recommends npm; }
-	REINS_BIN=$(BIN) bash companion/mcp/conformance/run.sh
+	REINS_BIN=$(SERVER_BIN) bash companion/mcp/conformance/run.sh
 
+# The companion's figures are the server build's (a server runs it; the
+# desktop build carries the tray and its libraries in the same process, and
+# app/desktoptest measures that one idle).
 bench: build
 	@mkdir -p $(TEST_TMP)/cache
-	$(TEST_ENV) go test -run '^$$' -bench . -benchmem -benchtime 2s ./companion/hub/ ./companion/e2e/... ./companion/tools/... ./app/desktoptest/
+	$(TEST_ENV) REINS_BIN=$(SERVER_BIN) go test -run '^$$' -bench . -benchmem -benchtime 2s ./companion/hub/ ./companion/e2e/... ./companion/tools/...
+	$(TEST_ENV) go test -run '^$$' -bench . -benchmem -benchtime 2s ./app/desktoptest/
 
 # The peers, pinned, under .test-tmp (never globally), each driving a fresh
 # headless Chromium of its own. Not part of make test or CI.
@@ -196,18 +210,19 @@ bench-peers: build
 	 [ "$$(node -p 'require("$(PEERS_DIR)/node_modules/@playwright/mcp/package.json").version' 2>/dev/null)" = "$(PLAYWRIGHT_MCP_VERSION)" ] || \
 		npm install --prefix $(PEERS_DIR) --no-audit --no-fund --loglevel=error \
 			chrome-devtools-mcp@$(CDM_VERSION) @playwright/mcp@$(PLAYWRIGHT_MCP_VERSION)
-	$(TEST_ENV) REINS_PEERS_DIR=$(PEERS_DIR) go test -tags peers -run '^$$' -bench '^BenchmarkPeers$$' -benchtime 1x -timeout 30m ./companion/e2e/
+	$(TEST_ENV) REINS_BIN=$(SERVER_BIN) REINS_PEERS_DIR=$(PEERS_DIR) go test -tags peers -run '^$$' -bench '^BenchmarkPeers$$' -benchtime 1x -timeout 30m ./companion/e2e/
 
 # The fault suite (companion/e2e/faults_test.go) for SOAK: agents on
 # Chromium through the extension and on the dev browser while the injector
 # stops the worker, closes tabs, pauses, crashes renderers (and kills the
 # companion once); the companion's RSS, goroutines and tab states are
-# sampled every minute and must stay flat.
+# sampled every minute and must stay flat. It runs the server build, as bench
+# does.
 SOAK ?= 30m
 SOAK_AGENTS ?= 10
 soak: build
 	@mkdir -p $(TEST_TMP)/cache
-	$(TEST_ENV) REINS_SOAK=$(SOAK) REINS_SOAK_AGENTS=$(SOAK_AGENTS) go test -tags soak -count=1 -v -timeout 0 -run '^TestSoak$$' ./companion/e2e/
+	$(TEST_ENV) REINS_BIN=$(SERVER_BIN) REINS_SOAK=$(SOAK) REINS_SOAK_AGENTS=$(SOAK_AGENTS) go test -tags soak -count=1 -v -timeout 0 -run '^TestSoak$$' ./companion/e2e/
 
 # Every fuzz target, one after another, each for FUZZTIME; their seeds run
 # as ordinary tests in make check and make test. A crasher lands in the
@@ -282,6 +297,14 @@ dist-tarxz: dist-check build $(FYNE_CLI)
 	mv Reins.tar.xz $(DIST)/reins-$(VERSION)-linux-amd64.tar.xz
 	@echo "built $(DIST)/reins-$(VERSION)-linux-amd64.tar.xz"
 
+# The server build alone (no tray, no cgo, static): reins-server/reins.
+dist-server: dist-check build
+	@mkdir -p $(DIST)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && mkdir "$$tmp/reins-server" && \
+	cp $(SERVER_BIN) "$$tmp/reins-server/reins" && \
+	tar -cJf $(DIST)/reins-server-$(VERSION)-linux-amd64.tar.xz -C "$$tmp" --owner=0 --group=0 reins-server
+	@echo "built $(DIST)/reins-server-$(VERSION)-linux-amd64.tar.xz"
+
 dist-windows: deps-dist dist-check $(GOWINRES)
 	GOWINRES=$(GOWINRES) packaging/windows/build.sh $(DIST)
 
@@ -289,7 +312,7 @@ dist-extension: dist-check
 	go run ./packaging/cmd/extpack chrome -o $(DIST)/reins-extension-chrome-$(VERSION).zip
 	go run ./packaging/cmd/extpack firefox -o $(DIST)/reins-extension-firefox-$(VERSION).xpi
 
-dist: dist-deb dist-tarxz dist-windows dist-extension
+dist: dist-deb dist-tarxz dist-server dist-windows dist-extension
 	@ls -l $(DIST)
 
 # The throwaway certificate and CRX key exist only for this run; signing

@@ -193,7 +193,7 @@ func Main(env Env) int {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: reins [command] [flags]")
-	fmt.Fprintln(w, "\nWith no command, reins starts the tray app with the companion.\n\nCommands:")
+	fmt.Fprintf(w, "\n%s\n\nCommands:\n", withNoCommand)
 	for _, c := range append(commands(), extraCommands()...) {
 		fmt.Fprintf(w, "  %-20s %s\n", c.name, c.summary)
 	}
@@ -201,6 +201,6 @@ func usage(w io.Writer) {
 }
 
 func runVersion(env Env, args []string) error {
-	fmt.Fprintf(env.Stdout, "reins %s\n", Version)
+	fmt.Fprintf(env.Stdout, "reins %s%s\n", Version, buildSuffix)
 	return nil
 }

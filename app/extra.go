@@ -1,4 +1,11 @@
+//go:build !nogui
+
 package app
+
+// buildSuffix follows the version: nothing for the desktop build.
+const buildSuffix = ""
+
+const withNoCommand = "With no command, reins starts the tray app with the companion."
 
 func extraCommands() []command {
 	return []command{

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -39,6 +40,23 @@ type speedRow struct {
 	floor  float64 // -1: no floor
 	unit   string
 	target float64
+}
+
+// buildName is which build of reins is under test, from its version line:
+// make bench runs the server build.
+func buildName(b *testing.B) string {
+	bin, err := harness.Binary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		b.Fatalf("reins version: %v", err)
+	}
+	if strings.Contains(string(out), "(server build)") {
+		return "server build"
+	}
+	return "desktop build"
 }
 
 // speedDone keeps the table to one run: the testing package calls a
@@ -87,7 +105,7 @@ func BenchmarkSpeed(b *testing.B) {
 	kb, floorKB := shotKB(b, cs, shot), direct.screenshotKB(b)
 	rows = append(rows, speedRow{"screenshot size at " + small, kb, floorKB, "KB", 15}, navRow)
 	st := procStatusKiB(b, s.Reins.PID())
-	rows = append(rows, speedRow{"companion RSS", float64(st["VmRSS"]) / 1024, -1, "MiB", 30})
+	rows = append(rows, speedRow{"companion RSS (" + buildName(b) + ")", float64(st["VmRSS"]) / 1024, -1, "MiB", 30})
 
 	var out strings.Builder
 	fmt.Fprintf(&out, "\nSpeed (p50 of %d calls through the extension, headless Chromium, the %d-element bench page)\n", speedSamples, benchElements)

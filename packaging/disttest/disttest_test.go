@@ -5,9 +5,13 @@ package disttest
 import (
 	"archive/zip"
 	"bytes"
+	"context"
+	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +21,10 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/reinshq/reins/app/browsers"
+	"github.com/reinshq/reins/companion/companiontest"
 	"github.com/reinshq/reins/companion/nativemsg"
 )
 
@@ -476,7 +483,7 @@ func startChromium(t *testing.T, chromium, dir, ext string) *proc {
 }
 
 func TestTarXz(t *testing.T) {
-	tarball := findOne(t, "reins-*-linux-amd64.tar.xz")
+	tarball := findOne(t, "reins-[0-9]*-linux-amd64.tar.xz")
 	listing := strings.Fields(run(t, "tar", "-tJf", tarball))
 	for _, want := range []string{"reins/Makefile", "reins/usr/local/bin/reins"} {
 		if !slices.Contains(listing, want) {
@@ -493,6 +500,84 @@ func TestTarXz(t *testing.T) {
 	if out := strings.TrimSpace(stdout(t, filepath.Join(x, "reins/usr/local/bin/reins"), "version")); out != "reins "+version {
 		t.Errorf("tarball binary says %q, want reins %s", out, version)
 	}
+}
+
+// TestServerArchive runs the server build as a server would: one static
+// binary with no display libraries, which says what it is, refuses to start
+// a tray, and drives a browser it launched for an agent with a token.
+func TestServerArchive(t *testing.T) {
+	tarball := findOne(t, "reins-server-*-linux-amd64.tar.xz")
+	if listing := strings.Fields(run(t, "tar", "-tJf", tarball)); !slices.Equal(listing, []string{"reins-server/", "reins-server/reins"}) {
+		t.Fatalf("%s holds %v, want reins-server/reins alone", tarball, listing)
+	}
+	x := t.TempDir()
+	run(t, "tar", "-xJf", tarball, "-C", x)
+	bin := filepath.Join(x, "reins-server", "reins")
+
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	libs, err := f.ImportedLibraries()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP }) || len(libs) > 0 {
+		t.Errorf("the server build is linked dynamically (libraries %v)", libs)
+	}
+	if out := strings.TrimSpace(stdout(t, bin, "version")); out != "reins "+version+" (server build)" {
+		t.Errorf("the server build says %q", out)
+	}
+	noTray := exec.Command(bin)
+	noTray.Env = append(os.Environ(), "DISPLAY=:0")
+	if out, err := noTray.CombinedOutput(); err == nil || !strings.Contains(string(out), "reins headless") {
+		t.Errorf("reins with no command in the server build: %v, %q; want a failure naming reins headless", err, out)
+	}
+
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "<!doctype html><title>Served to a server build</title><p>hello")
+	}))
+	t.Cleanup(page.Close)
+	data := t.TempDir()
+	port := freePort(t)
+	c := start(t, []string{"XDG_CACHE_HOME=" + t.TempDir()}, bin, "headless", "--keyring", "file", "--port", fmt.Sprint(port),
+		"--data-dir", data, "--dev-browser", chromiumPath(t))
+	waitHealthy(t, c, port, 30*time.Second)
+	c.waitOutput(t, `msg="browser connected"`, 60*time.Second)
+	token := strings.TrimSpace(stdout(t, bin, "token", "issue", "server-agent", "--keyring", "file", "--data-dir", data, "--port", fmt.Sprint(port)))
+	cs, err := companiontest.Connect(t, port, token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "tabs_create_mcp", Arguments: map[string]any{"url": page.URL + "/"}})
+	if err != nil || res.IsError {
+		t.Fatalf("tabs_create_mcp: %v %s", err, toolText(res))
+	}
+	t.Logf("tabs_create_mcp: %s", toolText(res))
+	if !strings.Contains(toolText(res), "Served to a server build") {
+		t.Errorf("tabs_create_mcp answered %s; want the page's title", toolText(res))
+	}
+	c.stop(t)
+	if c.err != nil {
+		t.Errorf("the server build exited with %v after SIGTERM:\n%s", c.err, tail(c.output(), 20))
+	}
+}
+
+// toolText is the text of a tool result.
+func toolText(res *sdk.CallToolResult) string {
+	if res == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
 }
 
 func TestWindowsInstaller(t *testing.T) {
