@@ -21,7 +21,6 @@ import (
 	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
 	"fyne.io/fyne/v2/driver/desktop"
-	"fyne.io/systray"
 	"github.com/godbus/dbus/v5"
 
 	"github.com/reinshq/reins/app/osenv"
@@ -144,24 +143,28 @@ func runTray(env Env, args []string) error {
 
 	host := probeTrayHost(log)
 	var uiApp fyne.App = a
+	var tray *trayIcon
 	quit := func() {
 		quitting.Store(true)
 		if s := shell.Load(); s != nil {
 			// No State may reach the widgets once the driver stops.
 			s.Stop()
 		}
+		if tray != nil {
+			tray.stop()
+		}
 		stopDriver(a)
 	}
 	if host.bus {
-		uiApp = trayApp{quitApp{a, quit}, a.(desktop.App)}
+		tray = newTrayIcon(a, log)
+		uiApp = trayApp{quitApp{a, quit}, tray}
 	} else {
-		// Without a session bus Fyne's systray would panic on quit, so the
-		// tray is never set up and the UI sees an app without one.
+		// The tray is a D-Bus service here: without a session bus it is
+		// never set up, and the UI sees an app without one.
 		uiApp = quitApp{a, quit}
 	}
 
 	registerNativeHostOnFirstRun(common.DataDir, log)
-	var tip tooltip
 	var auto ui.Autostart
 	if as, err := NewAutostart(); err != nil {
 		log.Warn("start at login is unavailable", "err", err)
@@ -172,8 +175,8 @@ func runTray(env Env, args []string) error {
 
 	bind := newBinding(c, log)
 	var opts ui.Options
-	if host.bus {
-		opts.SetTooltip = tip.set
+	if tray != nil {
+		opts.SetTooltip = tray.setTooltip
 	}
 	if env, err := osenv.System(); err != nil {
 		log.Warn("the setup guide is unavailable", "err", err)
@@ -190,7 +193,9 @@ func runTray(env Env, args []string) error {
 		s.ShowDashboard(ui.ViewConnections)
 	}
 	a.Lifecycle().SetOnStarted(func() {
-		tip.start()
+		if tray != nil {
+			tray.start()
+		}
 		log.Info("tray app ready", "tray", host.watcher, "mcp", c.MCPURL())
 		// Start-up garbage (font and icon decoding, the first snapshots)
 		// would otherwise stay resident until the next GC cycle, which an
@@ -212,29 +217,6 @@ func runTray(env Env, args []string) error {
 	return c.Shutdown(ctx)
 }
 
-// tooltip holds the tray tooltip until the tray runs: the systray's
-// platform code may only be called once its loop has started. Both methods
-// run on the Fyne goroutine.
-type tooltip struct {
-	running bool
-	pending string
-}
-
-func (t *tooltip) set(s string) {
-	if t.running {
-		systray.SetTooltip(s)
-		return
-	}
-	t.pending = s
-}
-
-func (t *tooltip) start() {
-	t.running = true
-	if t.pending != "" {
-		systray.SetTooltip(t.pending)
-	}
-}
-
 // quitApp routes every Quit (the tray's Quit item, a signal) through quit,
 // which detaches the UI from the companion before the driver stops.
 type quitApp struct {
@@ -244,8 +226,8 @@ type quitApp struct {
 
 func (q quitApp) Quit() { q.quit() }
 
-// trayApp is quitApp with the driver's system tray, which ui.Tray finds by
-// asserting desktop.App.
+// trayApp is quitApp with the system tray, which ui.Tray finds by asserting
+// desktop.App.
 type trayApp struct {
 	quitApp
 	desktop.App

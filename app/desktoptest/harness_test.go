@@ -355,9 +355,9 @@ func (p *proc) rssKiB() int {
 	return 0
 }
 
-// memory splits the resident set by where it comes from: Mesa's software
-// GL (libLLVM, the DRI driver and the C heap it fills) is most of it under
-// Xvfb, and the rest is Reins itself.
+// memory splits the resident set by where it comes from: once a window has
+// been shown, Mesa's software GL (libLLVM, the DRI driver and the C heap it
+// fills) is most of it under Xvfb, and the rest is Reins itself.
 func (p *proc) memory() map[string]int {
 	p.t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", p.cmd.Process.Pid))
@@ -474,6 +474,20 @@ func (d *desktop) windows(t testing.TB, pattern string) []string {
 		t.Fatalf("xdotool search: %v", err)
 	}
 	return strings.Fields(string(out))
+}
+
+// waitNoWindow waits until no visible window's name matches pattern. X has
+// no event a client can wait on for another client's window going away, so
+// it asks every 20 ms, bounded by Deadline.
+func (d *desktop) waitNoWindow(t testing.TB, pattern string) {
+	t.Helper()
+	deadline := time.Now().Add(Deadline)
+	for len(d.windows(t, pattern)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a window matching %q is still on screen after %v", pattern, Deadline)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // screenshot saves a PNG of the root window (or of one window) once it

@@ -83,6 +83,60 @@ func TestTrayMenuOverDBus(t *testing.T) {
 	}
 }
 
+// The tray app outlives its last window. Fyne ends its loop when the last
+// window it knows closes; here the only window is an offer's approval, and
+// it closes when the offer is denied elsewhere (reins pair deny). The tray
+// must still answer, open the dashboard, and quit cleanly.
+func TestTheTrayOutlivesItsLastWindow(t *testing.T) {
+	d := newDesktop(t)
+	pnl := newPanel(t, d.bus)
+	port := freePort(t)
+	dir := shortDir(t)
+	if code, _, stderr := d.runReins(t, []string{"token", "issue", "agent", "--data-dir", dir, "--keyring", "file"}); code != 0 {
+		t.Fatalf("token issue: %s", stderr)
+	}
+	p := d.startReins(t, dir, port, []string{"--keyring", "file"})
+	p.waitMCP()
+	icon := pnl.waitItem(t).sender
+
+	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
+	defer cancel()
+	br, err := Dial(ctx, port, dir, wire.Hello{Browser: "Chrome", BrowserEngine: wire.EngineChromium, InstanceID: "i1", BrowserSessionID: "s1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	if err := br.Offer("https://app.acme.example", "Acme Copilot", map[string]any{"transport": "sse-http", "serverUrl": "https://api.acme.example/bop", "token": "backend-secret"}); err != nil {
+		t.Fatal(err)
+	}
+	d.window(t, "pairing request$")
+	if ids := d.windows(t, "^Reins$"); len(ids) != 0 {
+		t.Fatalf("the dashboard is open: the approval must be the only window")
+	}
+	code, out, errOut := d.runReins(t, []string{"pair", "list", "--data-dir", dir, "--keyring", "file"})
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 {
+		t.Fatalf("pair list: exit %d, %q %q", code, out, errOut)
+	}
+	id := strings.Fields(lines[1])[0]
+	if code, out, errOut := d.runReins(t, []string{"pair", "deny", id, "--data-dir", dir, "--keyring", "file"}); code != 0 {
+		t.Fatalf("pair deny: exit %d, %q %q", code, out, errOut)
+	}
+	menu := pnl.waitMenu(t, icon, "the offer gone", func(m menuItem) bool {
+		_, waiting := m.find("Pairing requests (1)")
+		_, ok := m.find("Open dashboard")
+		return ok && !waiting
+	})
+	d.waitNoWindow(t, "pairing request$")
+	open, _ := menu.find("Open dashboard")
+	pnl.click(t, icon, open)
+	d.window(t, "^Reins$")
+	pnl.quit(t, icon, p)
+	if code := p.wait(); code != 0 || strings.Contains(p.log(), "panic") {
+		t.Fatalf("Quit from the tray: exit %d; log:\n%s", code, p.log())
+	}
+}
+
 // Quit right after a window opens under the pointer. The window's first
 // pointer event (the pointer "enters" it as it maps) is still queued when
 // Quit runs, and where the pointer rests the cursor is a text cursor, so
