@@ -44,6 +44,7 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
   const core = new Core({ chrome, cdp, log, timers });
   const dispatcher = createDispatcher(core);
   let startAsked = false;
+  let triedLinkPort = false;
   // A fake clock in tests carries its own time; the real one has none.
   const now = () => (typeof timers.now === 'number' ? timers.now : Date.now());
 
@@ -68,6 +69,7 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
     onReady: () => afterHello(),
     onHealthy: () => {
       startAsked = false;
+      chrome.storage.session.set({ linkPort: conn.port }).catch(() => {});
     },
     onMessage: (text) => onCompanionFrame(text),
     onStatus: () => broadcast(),
@@ -94,6 +96,16 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
     // Moments after a working link dropped, the port is the one it had: no
     // native host process per quick retry.
     if (fast && conn.port !== null) return conn.port;
+    // A worker the browser stopped and started again tries the port of the
+    // session's last working link once before it starts a native host
+    // process (storage.session outlives the worker). The link handshake
+    // proves who answers there; if nothing does, the next try asks the host.
+    if (!triedLinkPort) {
+      triedLinkPort = true;
+      const { linkPort } = await chrome.storage.session.get('linkPort');
+      const port = parsePort(linkPort);
+      if (port !== null) return port;
+    }
     const reply = await askHost();
     if (reply) {
       await learnKey(reply.key);

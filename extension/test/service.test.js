@@ -493,6 +493,53 @@ test('the native host hands over the key on the first connection', async () => {
   assert.equal((await chrome.storage.local.get('linkKey')).linkKey, TEST_LINK_KEY);
 });
 
+test('a worker started again tries the last working link\'s port before asking the native host', async () => {
+  // The first worker learns the port from the host and keeps it for the
+  // browser session once the link works.
+  FakeSocket.all = [];
+  const chrome = fakeChrome({});
+  const native = [];
+  chrome.runtime.sendNativeMessage = async (host, msg) => {
+    native.push(msg.type);
+    return { type: 'hello', port: 47300, version: '0.1.0', running: true, key: TEST_LINK_KEY };
+  };
+  const timers = new FakeTimers();
+  startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers, log: { warn() {} } });
+  await settle();
+  const first = FakeSocket.all.at(-1);
+  assert.equal(first.url, 'ws://127.0.0.1:47300/');
+  await first.open();
+  first.receive({ event: 'policy', params: { paused: false, overlay: true } });
+  await settle();
+  assert.deepEqual(native, ['hello']);
+  assert.equal((await chrome.storage.session.get('linkPort')).linkPort, 47300);
+
+  // The browser stops that worker and starts another with the same session
+  // storage: it connects at once, with no native host process.
+  FakeSocket.all = [];
+  const timers2 = new FakeTimers();
+  startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers: timers2, log: { warn() {} } });
+  await settle();
+  const again = FakeSocket.all.at(-1);
+  assert.equal(again.url, 'ws://127.0.0.1:47300/');
+  assert.deepEqual(native, ['hello']);
+  await again.open();
+  assert.equal(again.closed, false);
+
+  // A third worker finds nothing there (the app moved to another port):
+  // the next try asks the host, once.
+  await chrome.storage.session.set({ linkPort: 47999 });
+  FakeSocket.all = [];
+  const timers3 = new FakeTimers();
+  startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers: timers3, log: { warn() {} } });
+  await settle();
+  assert.equal(FakeSocket.all.at(-1).url, 'ws://127.0.0.1:47999/');
+  FakeSocket.all.at(-1).drop();
+  await timers3.advance(1000);
+  assert.equal(FakeSocket.all.at(-1).url, 'ws://127.0.0.1:47300/');
+  assert.deepEqual(native, ['hello', 'hello']);
+});
+
 // H-3: a 70 MiB console.log in a shared tab reaches the socket cut below
 // 1 MiB; the link, and every call on it, survives.
 test('oversized events are cut before they reach the socket', async () => {
