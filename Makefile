@@ -107,6 +107,8 @@ run: build
 # needs no display).
 TEST_TMP := $(CURDIR)/.test-tmp
 TEST_ENV := XDG_CACHE_HOME=$(TEST_TMP)/cache REINS_BIN=$(BIN) REINS_CHROMIUM=$(CHROMIUM)
+# The same with the server build under test (bench, bench-peers, soak).
+SERVER_TEST_ENV := $(subst REINS_BIN=$(BIN),REINS_BIN=$(SERVER_BIN),$(TEST_ENV))
 
 test: deps-test build lint test-node test-race test-ui test-keychain test-e2e conformance test-dist
 	@echo "all tests passed"
@@ -195,7 +197,7 @@ conformance: build
 # app/desktoptest measures that one idle).
 bench: build
 	@mkdir -p $(TEST_TMP)/cache
-	$(TEST_ENV) REINS_BIN=$(SERVER_BIN) go test -run '^$$' -bench . -benchmem -benchtime 2s ./companion/hub/ ./companion/e2e/... ./companion/tools/...
+	$(SERVER_TEST_ENV) go test -run '^$$' -bench . -benchmem -benchtime 2s ./companion/hub/ ./companion/e2e/... ./companion/tools/...
 	$(TEST_ENV) go test -run '^$$' -bench . -benchmem -benchtime 2s ./app/desktoptest/
 
 # The peers, pinned, under .test-tmp (never globally), each driving a fresh
@@ -210,7 +212,7 @@ bench-peers: build
 	 [ "$$(node -p 'require("$(PEERS_DIR)/node_modules/@playwright/mcp/package.json").version' 2>/dev/null)" = "$(PLAYWRIGHT_MCP_VERSION)" ] || \
 		npm install --prefix $(PEERS_DIR) --no-audit --no-fund --loglevel=error \
 			chrome-devtools-mcp@$(CDM_VERSION) @playwright/mcp@$(PLAYWRIGHT_MCP_VERSION)
-	$(TEST_ENV) REINS_BIN=$(SERVER_BIN) REINS_PEERS_DIR=$(PEERS_DIR) go test -tags peers -run '^$$' -bench '^BenchmarkPeers$$' -benchtime 1x -timeout 30m ./companion/e2e/
+	$(SERVER_TEST_ENV) REINS_PEERS_DIR=$(PEERS_DIR) go test -tags peers -run '^$$' -bench '^BenchmarkPeers$$' -benchtime 1x -timeout 30m ./companion/e2e/
 
 # The fault suite (companion/e2e/faults_test.go) for SOAK: agents on
 # Chromium through the extension and on the dev browser while the injector
@@ -222,7 +224,7 @@ SOAK ?= 30m
 SOAK_AGENTS ?= 10
 soak: build
 	@mkdir -p $(TEST_TMP)/cache
-	$(TEST_ENV) REINS_BIN=$(SERVER_BIN) REINS_SOAK=$(SOAK) REINS_SOAK_AGENTS=$(SOAK_AGENTS) go test -tags soak -count=1 -v -timeout 0 -run '^TestSoak$$' ./companion/e2e/
+	$(SERVER_TEST_ENV) REINS_SOAK=$(SOAK) REINS_SOAK_AGENTS=$(SOAK_AGENTS) go test -tags soak -count=1 -v -timeout 0 -run '^TestSoak$$' ./companion/e2e/
 
 # Every fuzz target, one after another, each for FUZZTIME; their seeds run
 # as ordinary tests in make check and make test. A crasher lands in the

@@ -25,7 +25,7 @@ type Browser struct {
 	since time.Time
 
 	mu        sync.RWMutex
-	tabs      map[int]wire.TabInfo // by native id
+	tabs      map[int]wire.TabInfo // by native id; nil until the first listing
 	order     []int                // native ids in the extension's order
 	policy    wire.ToolsPolicy
 	lastSeen  time.Time
@@ -263,6 +263,17 @@ func (b *Browser) setTabs(tabs []wire.TabInfo) {
 			gone = append(gone, id)
 		} else if t.URL != old.URL || t.Title != old.Title || t.Shared != old.Shared {
 			updated[id] = true
+		}
+	}
+	if prev == nil {
+		// The first listing of a link that joined a browser run the hub
+		// knows (a worker that stopped and came back): the run keeps its
+		// public ids, and a tab closed while the link was down is named by
+		// no listing before this one, so it goes now or never.
+		for _, id := range b.ids.natives() {
+			if _, ok := next[id]; !ok {
+				gone = append(gone, id)
+			}
 		}
 	}
 	// A shared tab that appeared from another, or was just shared because

@@ -30,6 +30,17 @@ func (m *idMap) set(native, public int) {
 	m.mu.Unlock()
 }
 
+// natives lists the native ids that have a public id.
+func (m *idMap) natives() []int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]int, 0, len(m.toPublic))
+	for native := range m.toPublic {
+		out = append(out, native)
+	}
+	return out
+}
+
 func (m *idMap) drop(native int) {
 	m.mu.Lock()
 	if pub, ok := m.toPublic[native]; ok {

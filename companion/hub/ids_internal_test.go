@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 
 	"github.com/reinshq/reins/companion/wire"
@@ -46,5 +47,48 @@ func TestATabNamedAfterItLeftTheListingIsNotRemembered(t *testing.T) {
 	}
 	if got, _, err := h.Tab(snapshot[0].ID); err != nil || got.Native != 1 {
 		t.Fatalf("the listed tab: %+v %v", got, err)
+	}
+}
+
+// A worker that stops and comes back joins the same browser run, which
+// keeps its public ids. A tab closed while the link was down is in no
+// listing after that, so the first listing of the new link must forget it;
+// otherwise its id stays for the browser's run (a soak showed 3 more in 10
+// minutes of worker stops and tab closes).
+func TestATabClosedWhileTheLinkWasDownIsForgotten(t *testing.T) {
+	h := New(Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer h.Close()
+	hello := wire.Hello{Version: 3, Browser: "Chromium", InstanceID: "i1", BrowserSessionID: "s1"}
+	b, err := h.Attach(hello, ModeExtension, idleLink{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.setTabs([]wire.TabInfo{{ID: 1, URL: "https://a.example/"}, {ID: 2, URL: "https://b.example/"}})
+	before := b.Tabs()
+	var closed atomic.Bool
+	defer h.SubscribeTab(before[1].ID, func(ev TabEvent) {
+		if ev.Kind == TabClosed {
+			closed.Store(true)
+		}
+	})()
+	b.detach(wire.Errorf(wire.CodeNoSuchBrowser, "gone"), wire.Errorf(wire.CodeNoSuchBrowser, "worker stopped"))
+
+	again, err := h.Attach(hello, ModeExtension, idleLink{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.setTabs([]wire.TabInfo{{ID: 1, URL: "https://a.example/"}})
+	if _, _, tabs := h.Remembered(); tabs != 1 {
+		t.Fatalf("%d public tab ids remembered for one listed tab", tabs)
+	}
+	if _, _, err := h.Tab(before[1].ID); wire.CodeOf(err) != wire.CodeNoSuchTab {
+		t.Fatalf("the tab closed while the link was down still resolves: %v", err)
+	}
+	if got := again.Tabs(); len(got) != 1 || got[0].ID != before[0].ID {
+		t.Fatalf("the open tab lost its id across the reconnect: %+v, was %d", got, before[0].ID)
+	}
+	// setTabs publishes on this goroutine.
+	if !closed.Load() {
+		t.Fatal("the closed tab's watchers were not told")
 	}
 }
