@@ -406,7 +406,7 @@ func TestEmulationSurvivesADetach(t *testing.T) {
 	p := newDevPage(t, wire.EngineChromium, nil)
 	alice := p.e.NewSession("agent:alice", "alice")
 	p.ok(alice, "devtools", map[string]any{"tabId": p.tab, "action": "trace_start"})
-	if n := len(p.paramsOf("Page.addScriptToEvaluateOnNewDocument")); n != 1 {
+	if n := len(p.newDocumentScripts("reins-trace")); n != 1 {
 		t.Fatalf("trace_start added %d new-document scripts", n)
 	}
 	out := p.ok(alice, "emulate", map[string]any{"tabId": p.tab, "device": "iphone", "colorScheme": "dark", "cpu": 4, "position": "38.7, -9.1"})
@@ -435,9 +435,15 @@ func TestEmulationSurvivesADetach(t *testing.T) {
 		p.ok(alice, "devtools", map[string]any{"tabId": p.tab, "action": "console"})
 		return len(p.paramsOf("Page.enable")) > 0
 	})
-	for _, m := range []string{"Emulation.setDeviceMetricsOverride", "Emulation.setEmulatedMedia", "Emulation.setCPUThrottlingRate", "Emulation.setGeolocationOverride", "Network.emulateNetworkConditions", "Page.addScriptToEvaluateOnNewDocument"} {
+	for _, m := range []string{"Emulation.setDeviceMetricsOverride", "Emulation.setEmulatedMedia", "Emulation.setCPUThrottlingRate", "Emulation.setGeolocationOverride", "Network.emulateNetworkConditions"} {
 		if len(p.paramsOf(m)) != 1 {
 			t.Errorf("after the detach %s was sent %d times: %v", m, len(p.paramsOf(m)), p.commands())
+		}
+	}
+	// The trace's script and the page helper's, each once.
+	for _, world := range []string{"reins-trace", "reins"} {
+		if n := len(p.newDocumentScripts(world)); n != 1 {
+			t.Errorf("after the detach the %s world's new-document script was added %d times: %v", world, n, p.commands())
 		}
 	}
 	p.forget()
@@ -458,6 +464,20 @@ func TestEmulationSurvivesADetach(t *testing.T) {
 	for _, bad := range []string{"north", "91,0", "10", "1,181"} {
 		wantCode(t, p.call(alice, "emulate", map[string]any{"tabId": p.tab, "position": bad}), wire.CodeBadParams)
 	}
+}
+
+// newDocumentScripts are the new-document scripts added for world.
+func (p *devPage) newDocumentScripts(world string) []json.RawMessage {
+	var out []json.RawMessage
+	for _, raw := range p.paramsOf("Page.addScriptToEvaluateOnNewDocument") {
+		var s struct {
+			WorldName string `json:"worldName"`
+		}
+		if json.Unmarshal(raw, &s) == nil && s.WorldName == world {
+			out = append(out, raw)
+		}
+	}
+	return out
 }
 
 // waitFor retries cond, which does one round trip to the fake each time,

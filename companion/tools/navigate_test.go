@@ -1,11 +1,14 @@
 package tools_test
 
 import (
+	"encoding/json"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/tools"
 	"github.com/reinshq/reins/companion/wire"
 )
@@ -142,5 +145,40 @@ func TestClickThatNavigates(t *testing.T) {
 	r.js(s, tab, "location.hash", &hash)
 	if hash != "#section" {
 		t.Fatalf("hash = %q", hash)
+	}
+}
+
+// A new document of a Chromium tab starts with the helper's world in it
+// (the helper is a new-document script), so after a navigation the tools
+// make no world of their own: navigate's requests after Page.navigate are
+// the world's setup and the page's details, both in that world, and the
+// tools that follow work in it.
+func TestANavigatedDocumentStartsWithTheHelperWorld(t *testing.T) {
+	r := newRig(t)
+	s := r.e.NewSession("agent:navigator", "navigator")
+	tab := r.newTab(s, "/nav/a")
+	var tr hub.Trace
+	raw, err := json.Marshal(map[string]any{"tabId": tab, "url": r.url + "/nav/b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.e.Call(hub.WithTrace(ctxFor(t), &tr), s, "navigate", raw)
+	if res.IsError || !strings.Contains(text(res), "Title: Page B") {
+		t.Fatalf("navigate: %s", text(res))
+	}
+	var after []string
+	seen := false
+	for _, st := range tr.Steps() {
+		if seen {
+			after = append(after, st.Method)
+		}
+		seen = seen || st.Method == "Page.navigate"
+	}
+	if !slices.Equal(after, []string{"Runtime.callFunctionOn", "Runtime.callFunctionOn"}) {
+		t.Fatalf("requests after Page.navigate: %v; want the setup and the page's details in the document's own world", after)
+	}
+	tree := r.ok(s, "read_page", map[string]any{"tabId": tab})
+	if !strings.Contains(tree, "Stay") {
+		t.Fatalf("read_page after the navigation: %s", tree)
 	}
 }

@@ -31,6 +31,10 @@ type tabState struct {
 	mu        sync.Mutex
 	mainFrame string
 	world     int // isolated-world execution context id; 0 = none
+	// preWorld is the main frame's world that the browser made, with the
+	// helper in it, as the document started (Chromium: the helper is a
+	// new-document script); it becomes world once set up.
+	preWorld  int
 	issued    int // highest ref number the main frame's helpers issued, across documents
 	frames    frameTable
 	watchers  map[*watcher]struct{}
@@ -167,12 +171,24 @@ func (ts *tabState) ensure(ctx context.Context, agent string) error {
 			return fmt.Errorf("preparing tab %d (%s): %w", ts.id, step.method, err)
 		}
 	}
-	if t, b, err := ts.e.hub.Tab(ts.id); err == nil && agentTab(t) && b.Engine() == wire.EngineChromium {
-		// An agent's tab keeps rendering, its timers running and its input
-		// answered when another tab comes to its window's front: Chromium
-		// treats a focus-emulated page as visible.
-		if _, err := ts.e.hub.CDP(ctx, ts.id, "Emulation.setFocusEmulationEnabled", map[string]any{"enabled": true}, "", agent); err != nil {
-			ts.e.log.Debug("focus emulation not available", "tab", ts.id, "agent", agent, "err", err)
+	if t, b, err := ts.e.hub.Tab(ts.id); err == nil && b.Engine() == wire.EngineChromium {
+		// Each new document of the main frame gets the helper's world as it
+		// starts, while it loads, so a navigation's first call finds it
+		// ready (onEvent records it). Firefox cannot run such a script in
+		// an isolated world; there, and in documents that started before
+		// this, worldID makes the world.
+		if _, err := ts.e.hub.CDP(ctx, ts.id, "Page.addScriptToEvaluateOnNewDocument", map[string]any{
+			"source": "if (window === window.top) {\n" + pageJS + "\n}", "worldName": worldName,
+		}, "", agent); err != nil {
+			return fmt.Errorf("preparing tab %d (the page helper): %w", ts.id, err)
+		}
+		if agentTab(t) {
+			// An agent's tab keeps rendering, its timers running and its
+			// input answered when another tab comes to its window's front:
+			// Chromium treats a focus-emulated page as visible.
+			if _, err := ts.e.hub.CDP(ctx, ts.id, "Emulation.setFocusEmulationEnabled", map[string]any{"enabled": true}, "", agent); err != nil {
+				ts.e.log.Debug("focus emulation not available", "tab", ts.id, "agent", agent, "err", err)
+			}
 		}
 	}
 	if _, err := ts.mainFrameNow(ctx, agent); err != nil {
@@ -213,7 +229,7 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 		ts.ready.Store(false)
 		ts.dlReady.Store(false)
 		ts.mu.Lock()
-		ts.world = 0
+		ts.world, ts.preWorld = 0, 0
 		ts.frames.detached()
 		ts.mu.Unlock()
 		// Detached, Reins can no longer answer a dialog; the browser shows
@@ -264,6 +280,24 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 		if ev.Method == "Browser.downloadProgress" {
 			return // every dev tab hears every download; only its own tab's Page events say it started there
 		}
+	case "Runtime.executionContextCreated":
+		var p struct {
+			Context struct {
+				ID      int    `json:"id"`
+				Name    string `json:"name"`
+				AuxData struct {
+					IsDefault bool   `json:"isDefault"`
+					FrameID   string `json:"frameId"`
+				} `json:"auxData"`
+			} `json:"context"`
+		}
+		if json.Unmarshal(ev.Params, &p) == nil && p.Context.Name == worldName && !p.Context.AuxData.IsDefault {
+			ts.mu.Lock()
+			if p.Context.AuxData.FrameID == ts.mainFrame && ts.world != p.Context.ID {
+				ts.preWorld = p.Context.ID
+			}
+			ts.mu.Unlock()
+		}
 	case "Runtime.executionContextDestroyed":
 		var p struct {
 			ID int `json:"executionContextId"`
@@ -273,12 +307,15 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 			if ts.world == p.ID {
 				ts.world = 0
 			}
+			if ts.preWorld == p.ID {
+				ts.preWorld = 0
+			}
 			ts.frames.contextGone("", p.ID)
 			ts.mu.Unlock()
 		}
 	case "Runtime.executionContextsCleared":
 		ts.mu.Lock()
-		ts.world = 0
+		ts.world, ts.preWorld = 0, 0
 		ts.frames.contextGone("", 0)
 		ts.mu.Unlock()
 	case "Target.attachedToTarget", "Target.detachedFromTarget":
@@ -352,10 +389,33 @@ func (ts *tabState) worldID(ctx context.Context, agent string) (int, error) {
 	ts.worldMu.Lock()
 	defer ts.worldMu.Unlock()
 	ts.mu.Lock()
-	id, frame := ts.world, ts.mainFrame
+	id, frame, pre, issued := ts.world, ts.mainFrame, ts.preWorld, ts.issued
 	ts.mu.Unlock()
 	if id != 0 {
 		return id, nil
+	}
+	if pre != 0 {
+		// The browser made this document's world and ran the helper in it
+		// as the document started: it only needs its setup. A world that
+		// cannot take it (gone, or the helper did not run) is left, and a
+		// world is made as below.
+		err := ts.setupWorld(ctx, agent, "", pre, "", issued)
+		ts.mu.Lock()
+		if ts.preWorld == pre {
+			ts.preWorld = 0
+		}
+		ok := err == nil && ts.world == 0
+		if ok {
+			ts.world = pre
+		}
+		ts.mu.Unlock()
+		if ok {
+			return pre, nil
+		}
+		if wire.CodeOf(err) == wire.CodeDialogOpen {
+			return 0, err
+		}
+		ts.e.log.Debug("the document's own helper world did not take its setup; making one", "tab", ts.id, "agent", agent, "err", err)
 	}
 	var created struct {
 		ID int `json:"executionContextId"`
@@ -397,9 +457,6 @@ func (ts *tabState) worldID(ctx context.Context, agent string) (int, error) {
 	if res.ExceptionDetails != nil {
 		return 0, wire.Errorf(wire.CodeInternal, "page helper failed to install: %s", res.ExceptionDetails.text())
 	}
-	ts.mu.Lock()
-	issued := ts.issued
-	ts.mu.Unlock()
 	if err := ts.setupWorld(ctx, agent, "", created.ID, "", issued); err != nil {
 		return 0, err
 	}
@@ -438,6 +495,9 @@ func (ts *tabState) dropWorld(id int) {
 	ts.mu.Lock()
 	if ts.world == id {
 		ts.world = 0
+	}
+	if ts.preWorld == id {
+		ts.preWorld = 0
 	}
 	ts.mu.Unlock()
 }
