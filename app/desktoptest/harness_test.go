@@ -202,6 +202,17 @@ func freePort(t testing.TB) int {
 // shortDir is a data dir whose admin socket path fits the Unix limit.
 func shortDir(t testing.TB) string { return companiontest.ShortDir(t) }
 
+// startSetUp runs the tray app on a fresh data dir and port with an agent
+// token already issued, so the first-run guide stays closed.
+func (d *desktop) startSetUp(t testing.TB) (p *proc, dataDir string, port int) {
+	t.Helper()
+	dataDir, port = shortDir(t), freePort(t)
+	if code, _, stderr := d.runReins(t, []string{"token", "issue", "agent", "--data-dir", dataDir, "--keyring", "file"}); code != 0 {
+		t.Fatalf("token issue: %s", stderr)
+	}
+	return d.startReins(t, dataDir, port, []string{"--keyring", "file"}), dataDir, port
+}
+
 // startReins runs `reins` with the desktop's environment. env adds or
 // overrides variables.
 func (d *desktop) startReins(t testing.TB, dataDir string, port int, args []string, env ...string) *proc {

@@ -20,12 +20,7 @@ func BenchmarkTrayIdleRSS(b *testing.B) {
 	}
 	d := newDesktop(b)
 	pnl := newPanel(b, d.bus)
-	dir := shortDir(b)
-	// An agent is set up, so the first-run guide stays closed.
-	if code, _, stderr := d.runReins(b, []string{"token", "issue", "agent", "--data-dir", dir, "--keyring", "file"}); code != 0 {
-		b.Fatalf("token issue: %s", stderr)
-	}
-	p := d.startReins(b, dir, freePort(b), []string{"--keyring", "file"})
+	p, _, _ := d.startSetUp(b)
 	p.waitMCP()
 	pnl.waitItem(b)
 	p.waitLog("tray app ready")

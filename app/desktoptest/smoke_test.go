@@ -43,16 +43,10 @@ func figures(t *testing.T, kv map[string]any) {
 func TestTrayAppStartsOnceAndShowsItsDashboard(t *testing.T) {
 	d := newDesktop(t)
 	pnl := newPanel(t, d.bus)
-	dir := shortDir(t)
-	port := freePort(t)
 	// An agent is already set up, so the first-run guide stays closed and
 	// the idle figures are those of the tray alone (TestFirstRunGuide
 	// covers the guide).
-	if code, _, stderr := d.runReins(t, []string{"token", "issue", "agent", "--data-dir", dir, "--keyring", "file"}); code != 0 {
-		t.Fatalf("token issue: %s", stderr)
-	}
-
-	p := d.startReins(t, dir, port, []string{"--keyring", "file"})
+	p, dir, port := d.startSetUp(t)
 	mcpReady := p.waitMCP()
 	reg := pnl.waitItem(t)
 	trayReady := reg.at.Sub(p.started)

@@ -90,12 +90,7 @@ func TestTrayMenuOverDBus(t *testing.T) {
 func TestTheTrayOutlivesItsLastWindow(t *testing.T) {
 	d := newDesktop(t)
 	pnl := newPanel(t, d.bus)
-	port := freePort(t)
-	dir := shortDir(t)
-	if code, _, stderr := d.runReins(t, []string{"token", "issue", "agent", "--data-dir", dir, "--keyring", "file"}); code != 0 {
-		t.Fatalf("token issue: %s", stderr)
-	}
-	p := d.startReins(t, dir, port, []string{"--keyring", "file"})
+	p, dir, port := d.startSetUp(t)
 	p.waitMCP()
 	icon := pnl.waitItem(t).sender
 

@@ -175,12 +175,15 @@ func (ts *tabState) ensure(ctx context.Context, agent string) error {
 		// Each new document of the main frame gets the helper's world as it
 		// starts, while it loads, so a navigation's first call finds it
 		// ready (onEvent records it). Firefox cannot run such a script in
-		// an isolated world; there, and in documents that started before
-		// this, worldID makes the world.
+		// an isolated world; there, in documents that started before this,
+		// and if the browser refuses it, worldID makes the world.
 		if _, err := ts.e.hub.CDP(ctx, ts.id, "Page.addScriptToEvaluateOnNewDocument", map[string]any{
 			"source": "if (window === window.top) {\n" + pageJS + "\n}", "worldName": worldName,
 		}, "", agent); err != nil {
-			return fmt.Errorf("preparing tab %d (the page helper): %w", ts.id, err)
+			if wire.CodeOf(err) == wire.CodeDialogOpen {
+				return err
+			}
+			ts.e.log.Debug("the page helper cannot start with new documents", "tab", ts.id, "agent", agent, "err", err)
 		}
 		if agentTab(t) {
 			// An agent's tab keeps rendering, its timers running and its
