@@ -185,7 +185,8 @@ test-e2e: build extension-firefox
 		go test -count=1 -timeout 30m ./companion/e2e/...
 
 # The official MCP conformance suite against /mcp of a real reins headless
-# (the server build; test-e2e runs the desktop build) with a real agent token. npm installs the suite and a Node 22 binary into
+# (the server build; test-e2e runs the desktop build) with a real agent
+# token. npm installs the suite and a Node 22 binary into
 # ~/.cache/reins/conformance (never globally); companion/mcp/conformance/
 # baseline.yml lists the scenarios that do not apply to Reins, and why.
 conformance: build
