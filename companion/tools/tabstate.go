@@ -178,7 +178,7 @@ func (ts *tabState) ensure(ctx context.Context, agent string) error {
 		// an isolated world; there, in documents that started before this,
 		// and if the browser refuses it, worldID makes the world.
 		if _, err := ts.e.hub.CDP(ctx, ts.id, "Page.addScriptToEvaluateOnNewDocument", map[string]any{
-			"source": "if (window === window.top) {\n" + pageJS + "\n}", "worldName": worldName,
+			"source": newDocumentJS, "worldName": worldName,
 		}, "", agent); err != nil {
 			if wire.CodeOf(err) == wire.CodeDialogOpen {
 				return err
@@ -376,6 +376,10 @@ func (ts *tabState) status(loader string) int {
 
 //go:embed page.js
 var pageJS string
+
+// newDocumentJS is the helper as the main frame's new-document script; a
+// frame's world gets its helper when the frame is first used.
+var newDocumentJS = "if (window === window.top) {\n" + pageJS + "\n}"
 
 const worldName = "reins"
 

@@ -538,6 +538,25 @@ test('a worker started again tries the last working link\'s port before asking t
   await timers3.advance(1000);
   assert.equal(FakeSocket.all.at(-1).url, 'ws://127.0.0.1:47300/');
   assert.deepEqual(native, ['hello', 'hello']);
+  // A fourth finds a program squatting on the remembered port: it cannot
+  // prove the key, is closed and obeyed in nothing, and the next try asks
+  // the host.
+  await chrome.storage.session.set({ linkPort: 47888 });
+  FakeSocket.all = [];
+  const timers4 = new FakeTimers();
+  startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers: timers4, log: { warn() {} } });
+  await settle();
+  const squatter = FakeSocket.all.at(-1);
+  assert.equal(squatter.url, 'ws://127.0.0.1:47888/');
+  const forged = await squatter.challenge({ key: Buffer.alloc(32, 1).toString('base64') });
+  squatter.receive({ event: 'auth', params: forged.params });
+  await until(() => squatter.closed, 'the squatter closed');
+  assert.equal(squatter.closeCode, 4001);
+  assert.ok(!squatter.sent.some((f) => f.event === 'auth'), 'no proof given to the squatter');
+  await timers4.advance(1000);
+  assert.equal(FakeSocket.all.at(-1).url, 'ws://127.0.0.1:47300/');
+  // One for the refused proof (is the key still the host's?), one for the port.
+  assert.deepEqual(native, ['hello', 'hello', 'hello', 'hello']);
 });
 
 // H-3: a 70 MiB console.log in a shared tab reaches the socket cut below
