@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,5 +84,75 @@ func TestACrashedTabAnswersThroughTheExtension(t *testing.T) {
 	}
 	if got := mustTool(t, cs, "javascript_tool", map[string]any{"tabId": tab, "text": "document.body.dataset.marker"}); !strings.Contains(got.text, "crashmarker") {
 		t.Fatalf("javascript_tool after the reload: %s", got.text)
+	}
+}
+
+// Through the extension, a crash ends the calls that wait in the companion
+// on the page's events (the extension forwards Chromium's crash report):
+// a navigation whose load never finishes, and waits for a URL and for an
+// idle network, answer attach_failed at once instead of at their timeouts.
+func TestWaitsEndWhenTheRendererCrashesThroughTheExtension(t *testing.T) {
+	s := newStack(t)
+	asked := make(chan struct{}, 4)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /hung", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<!doctype html><title>Hung</title><img src="/hang">`)
+	})
+	mux.HandleFunc("GET /hang", func(w http.ResponseWriter, r *http.Request) {
+		asked <- struct{}{}
+		<-r.Context().Done()
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	cs := mcpSession(t, s.Reins, "crashwait")
+	created := mustTool(t, cs, "tabs_create_mcp", map[string]any{"url": "about:blank"})
+	m := createdRE.FindStringSubmatch(created.text)
+	if m == nil {
+		t.Fatalf("tabs_create_mcp: %s", created.text)
+	}
+	tab, _ := strconv.Atoi(m[1])
+	ctx := within(t, 90*time.Second)
+	answers := make(chan toolOut, 3)
+	go func() {
+		answers <- callTool(t, cs, "navigate", map[string]any{"tabId": tab, "url": srv.URL + "/hung"})
+	}()
+	select {
+	case <-asked:
+	case <-ctx.Done():
+		t.Fatal("the page never asked for its image")
+	}
+	for _, args := range []map[string]any{
+		{"tabId": tab, "url": "*/never", "timeout": 60},
+		{"tabId": tab, "networkIdle": true, "timeout": 60},
+	} {
+		go func() { answers <- callTool(t, cs, "wait_for", args) }()
+	}
+	var target harness.TargetInfo
+	targets, err := s.Chrome.Targets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range targets {
+		if strings.HasSuffix(tg.URL, "/hung") {
+			target = tg
+		}
+	}
+	if target.TargetID == "" {
+		t.Fatalf("no target for the hung page in %+v", targets)
+	}
+	if err := s.Chrome.CrashTab(ctx, target.TargetID); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		select {
+		case out := <-answers:
+			t.Logf("answer: %.200s", out.text)
+			if !out.isErr || !strings.Contains(out.text, "[attach_failed]") || !strings.Contains(out.text, "crashed") {
+				t.Fatalf("a call waiting on the crashed page answered %+v, want attach_failed saying the page crashed", out)
+			}
+		case <-ctx.Done():
+			t.Fatal("a call waiting on the crashed page did not answer")
+		}
 	}
 }

@@ -529,6 +529,9 @@ func (c *call) interceptedDrag(ctx context.Context, w *watcher, tabID int) (json
 	defer cancel()
 	for {
 		ev, err := w.next(wctx)
+		if err != nil && wctx.Err() == nil {
+			return nil, err // the page crashed
+		}
 		if err != nil {
 			return nil, wire.Errorf(wire.CodeTimeout, "the page started a drag, but the browser did not hand it over within %s", dragWait)
 		}

@@ -167,6 +167,7 @@ func (c *call) waitResponse(ctx context.Context, ts *tabState, in *devtoolsArgs)
 		since = c.start
 	}
 	match := urlMatcher(in.Pattern)
+	crashed := ts.crashNotice()
 	var first netEntry
 	found := false
 	for {
@@ -188,6 +189,8 @@ func (c *call) waitResponse(ctx context.Context, ts *tabState, in *devtoolsArgs)
 		}
 		select {
 		case <-changed:
+		case <-crashed:
+			return netEntry{}, crashError(ts.id)
 		case <-wctx.Done():
 			if ctx.Err() != nil {
 				return netEntry{}, ctx.Err()

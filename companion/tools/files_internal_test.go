@@ -28,7 +28,7 @@ func TestNetTrackerIdleFollowsRequests(t *testing.T) {
 		t.Fatalf("%d in flight, want 1 (a WebSocket stays open by design)", c)
 	}
 	done := make(chan error, 1)
-	go func() { done <- n.idle(context.Background(), 20*time.Millisecond) }()
+	go func() { done <- n.idle(context.Background(), 20*time.Millisecond, nil) }()
 	select {
 	case err := <-done:
 		t.Fatalf("idle with a request in flight: %v", err)
@@ -46,7 +46,7 @@ func TestNetTrackerIdleFollowsRequests(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	n.feed(netEvent("Network.requestWillBeSent", "2", "Document"))
 	cancel()
-	if err := n.idle(ctx, time.Millisecond); err == nil {
+	if err := n.idle(ctx, time.Millisecond, nil); err == nil {
 		t.Fatal("idle returned nil after its context ended with a request in flight")
 	}
 }

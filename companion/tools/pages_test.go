@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 )
@@ -132,6 +133,9 @@ const manyButtons = `<!doctype html><html><head><title>Many</title></head><body>
 	`<input id="q" placeholder="Search the catalogue"></body></html>`
 
 // slow gates /slowimg for the navigation-wait test.
+// hangs maps a key to the channel /hang?k=key tells when it is asked.
+var hangs sync.Map
+
 var slow struct {
 	mu        sync.Mutex
 	requested chan struct{}
@@ -192,6 +196,22 @@ func pages() http.Handler {
 		w.Write([]byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;"))
 	})
 	filesPages(mux)
+	mux.HandleFunc("/hung", func(w http.ResponseWriter, r *http.Request) {
+		// A page that never finishes loading: its image hangs.
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, `<!doctype html><title>Hung</title><img src="/hang?k=`+url.QueryEscape(r.URL.Query().Get("k"))+`">`)
+	})
+	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
+		// Tells the test that registered k, then answers nothing until
+		// the client goes.
+		if ch, ok := hangs.Load(r.URL.Query().Get("k")); ok {
+			select {
+			case ch.(chan struct{}) <- struct{}{}:
+			default:
+			}
+		}
+		<-r.Context().Done()
+	})
 	mux.HandleFunc("/missing", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusNotFound)

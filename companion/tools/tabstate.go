@@ -47,6 +47,11 @@ type tabState struct {
 	tracing     bool
 	traceScript string
 	gone        bool
+	// crashed is closed when the page's renderer crashes (the browser's
+	// Inspector.targetCrashed), and replaced by an open one when a
+	// document commits again: what waits on the page's events selects on
+	// it (crashNotice).
+	crashed chan struct{}
 	// Who a download the page starts belongs to: the agent that owns the
 	// tab, or in a tab the person shared, the agent that acted there
 	// within downloadClaimWindow (see claimant).
@@ -72,7 +77,7 @@ func (e *Engine) tabState(id int) (*tabState, error) {
 	ts := &tabState{
 		id: id, e: e, watchers: map[*watcher]struct{}{},
 		console: newConsoleLog(maxLogEntries, maxLogBytes), network: newNetworkLog(maxLogEntries, maxLogBytes),
-		docStatus: map[string]int{}, frames: newFrameTable(),
+		docStatus: map[string]int{}, frames: newFrameTable(), crashed: make(chan struct{}),
 	}
 	// Subscribing under e.mu is safe: SubscribeTab never calls back
 	// synchronously, and handlers never take e.mu while the hub holds a lock.
@@ -327,6 +332,19 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 	case "Input.dragIntercepted":
 		ts.notify(ev)
 		return
+	case crashEvent:
+		ts.mu.Lock()
+		select {
+		case <-ts.crashed:
+		default:
+			close(ts.crashed)
+		}
+		ts.world, ts.preWorld = 0, 0
+		ts.mu.Unlock()
+		// A dialog goes with the page.
+		ts.dialogGone()
+		ts.notify(ev)
+		return
 	case "Page.frameNavigated":
 		var p struct {
 			Frame struct {
@@ -339,6 +357,11 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 			if p.Frame.ParentID == "" {
 				ts.mainFrame = p.Frame.ID
 				ts.world = 0
+				select {
+				case <-ts.crashed:
+					ts.crashed = make(chan struct{}) // loaded again
+				default:
+				}
 			} else {
 				ts.frames.navigated(p.Frame.ID)
 			}
@@ -348,6 +371,26 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 	if strings.HasPrefix(ev.Method, "Page.") || ev.Method == "Runtime.executionContextsCleared" {
 		ts.notify(ev)
 	}
+}
+
+// crashEvent is the browser's report that a tab's renderer crashed: the
+// extension forwards Chromium's, and the dev browser sends the same for its
+// Target.targetCrashed.
+const crashEvent = "Inspector.targetCrashed"
+
+// crashNotice returns a channel that is closed once the page's renderer
+// crashed (already closed if it has and nothing loaded since).
+func (ts *tabState) crashNotice() <-chan struct{} {
+	waited(ts.id)
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.crashed
+}
+
+// crashError answers what waited on a page whose renderer crashed, in the
+// words the extension and the dev browser use for calls refused after it.
+func crashError(tabID int) error {
+	return wire.Errorf(wire.CodeAttachFailed, "the page crashed (tab %d); navigate to load it again", tabID)
 }
 
 func (ts *tabState) notify(ev hub.TabEvent) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/reinshq/reins/companion/hub"
@@ -25,7 +26,18 @@ type watcher struct {
 	signal chan struct{}
 }
 
+// waitHook, when a test sets it, hears each wait start on a tab (a watcher
+// made, a crash notice taken), so that the test can make its fault then.
+var waitHook atomic.Pointer[func(tab int)]
+
+func waited(tab int) {
+	if fn := waitHook.Load(); fn != nil {
+		(*fn)(tab)
+	}
+}
+
 func (ts *tabState) watch() *watcher {
+	waited(ts.id)
 	w := &watcher{ts: ts, signal: make(chan struct{}, 1)}
 	ts.mu.Lock()
 	gone := ts.gone
@@ -55,7 +67,9 @@ func (w *watcher) push(ev hub.TabEvent) {
 	}
 }
 
-// next returns the next unread event, waiting until ctx ends.
+// next returns the next unread event, waiting until ctx ends. The report
+// of a crashed renderer is an error: nothing a wait looks for comes from a
+// page after its renderer crashed.
 func (w *watcher) next(ctx context.Context) (hub.TabEvent, error) {
 	for {
 		w.mu.Lock()
@@ -63,6 +77,9 @@ func (w *watcher) next(ctx context.Context) (hub.TabEvent, error) {
 			ev := w.events[w.read]
 			w.read++
 			w.mu.Unlock()
+			if isCrash(ev) {
+				return hub.TabEvent{}, crashError(w.ts.id)
+			}
 			return ev, nil
 		}
 		w.mu.Unlock()
@@ -74,13 +91,22 @@ func (w *watcher) next(ctx context.Context) (hub.TabEvent, error) {
 	}
 }
 
-// pending drains the already-received events without waiting.
+// pending drains the already-received events without waiting, up to a
+// crash report, which it leaves for next.
 func (w *watcher) pending() []hub.TabEvent {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := append([]hub.TabEvent(nil), w.events[w.read:]...)
-	w.read = len(w.events)
+	end := w.read
+	for end < len(w.events) && !isCrash(w.events[end]) {
+		end++
+	}
+	out := append([]hub.TabEvent(nil), w.events[w.read:end]...)
+	w.read = end
 	return out
+}
+
+func isCrash(ev hub.TabEvent) bool {
+	return ev.Kind == hub.TabCDPEvent && ev.Method == crashEvent && ev.SessionID == ""
 }
 
 // navState follows one main-frame navigation through its events.
@@ -273,11 +299,14 @@ func (c *call) requestsAnswered(ctx context.Context, ts *tabState, max time.Dura
 	}
 	ctx, cancel := context.WithDeadline(ctx, c.start.Add(max))
 	defer cancel()
+	crashed := ts.crashNotice()
 	for n > 0 {
 		select {
 		case <-changed:
 		case <-ctx.Done():
 			return true
+		case <-crashed:
+			return true // the page's next call says so
 		}
 		n, changed = ts.net.startedSince(c.start)
 	}

@@ -97,7 +97,9 @@ func runWaitFor(ctx context.Context, c *call, in *waitForArgs) (*Result, error) 
 		href, err = c.waitURL(wctx, ts, in.URL)
 	case in.NetworkIdle:
 		what = "the network to go idle"
-		err = ts.net.idle(wctx, netQuiet)
+		if err = ts.net.idle(wctx, netQuiet, ts.crashNotice()); errors.Is(err, errIdleCrashed) {
+			err = crashError(ts.id)
+		}
 	default:
 		what = describeCond(in)
 		href, err = c.waitPage(ctx, start.Add(timeout), ts, in)
@@ -215,6 +217,12 @@ func (c *call) waitURL(ctx context.Context, ts *tabState, pattern string) (strin
 	href, err := ts.helper(ctx, c.s.Label, "info", &info)
 	if err != nil && ctx.Err() != nil {
 		return "", ctx.Err()
+	}
+	select {
+	case <-ts.crashNotice():
+		// The page cannot change its URL until an agent navigates it.
+		return "", crashError(ts.id)
+	default:
 	}
 	if err == nil && match(href) {
 		return href, nil
@@ -336,9 +344,9 @@ func (n *netTracker) startedSince(t time.Time) (int, <-chan struct{}) {
 	return count, n.changed
 }
 
-// idle returns once no request has been in flight for quiet, or when ctx
-// ends.
-func (n *netTracker) idle(ctx context.Context, quiet time.Duration) error {
+// idle returns once no request has been in flight for quiet, or with
+// errIdleCrashed once crashed is closed, or when ctx ends.
+func (n *netTracker) idle(ctx context.Context, quiet time.Duration, crashed <-chan struct{}) error {
 	timer := time.NewTimer(quiet)
 	defer timer.Stop()
 	for {
@@ -352,8 +360,14 @@ func (n *netTracker) idle(ctx context.Context, quiet time.Duration) error {
 		case <-fire:
 			return nil
 		case <-changed:
+		case <-crashed:
+			return errIdleCrashed
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
 }
+
+// errIdleCrashed ends a wait for the network of a page whose renderer
+// crashed: its requests went with it, and so did whatever would load next.
+var errIdleCrashed = errors.New("the page crashed")
