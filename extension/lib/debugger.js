@@ -45,7 +45,12 @@ export class DebuggerManager {
 
     cdp.onEvent((tabId, method, params, sessionId) => {
       if (!sessionId && method === 'Inspector.targetCrashed') this.pageCrashed(tabId);
-      if (!sessionId && method === 'Inspector.targetReloadedAfterCrash') this.pageLoading(tabId);
+      // A document the main frame commits ends a crash: a navigation under
+      // way when the old renderer crashed commits in a new one after the
+      // crash report, and the tabs API's 'loading' came before it.
+      if (!sessionId && (method === 'Inspector.targetReloadedAfterCrash' || (method === 'Page.frameNavigated' && !params?.frame?.parentId))) {
+        this.pageLoading(tabId);
+      }
       if (!this.getSharing().isAttached(tabId)) return;
       if (!sessionId && method === 'Page.javascriptDialogOpening') {
         this.dialogs.add(tabId);

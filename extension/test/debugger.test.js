@@ -78,3 +78,22 @@ test('a worker started again after a crash still refuses the crashed page', asyn
   next.pageLoading(7);
   assert.equal(saved.crashed.size, 0);
 });
+
+test('a navigation under way when the renderer crashed ends the crash when its document commits', async () => {
+  const cdp = fakeCdp();
+  const dbg = manager(cdp);
+  // The tabs API said 'loading' as the navigation started; the old
+  // renderer's crash is reported after, and the new document commits in
+  // a new renderer later still.
+  dbg.pageLoading(7);
+  cdp.fire(7, 'Inspector.targetCrashed', {});
+  await assert.rejects(dbg.call(7, 'Runtime.evaluate', { expression: '1' }), (err) => err.code === 'attach_failed');
+  // A child frame's document is not the page's.
+  cdp.fire(7, 'Page.frameNavigated', { frame: { id: 'C', parentId: 'F' } });
+  await assert.rejects(dbg.call(7, 'Runtime.evaluate', { expression: '1' }), (err) => err.code === 'attach_failed');
+  cdp.fire(7, 'Page.frameNavigated', { frame: { id: 'F', loaderId: 'L2' } });
+  const after = dbg.call(7, 'Runtime.evaluate', { expression: '1' });
+  await new Promise((r) => setImmediate(r));
+  cdp.pending.at(-1).resolve({ result: { value: 1 } });
+  assert.deepEqual(await after, { result: { value: 1 } });
+});
