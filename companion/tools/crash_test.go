@@ -94,3 +94,36 @@ func TestWaitsEndWhenTheRendererCrashes(t *testing.T) {
 		})
 	}
 }
+
+// The engine's crash notice lasts until the page commits a document again,
+// or until the debugger detaches (detached, it would hear no load that ends
+// the crash; the browser's side refuses a crashed page's calls).
+func TestACrashLastsUntilALoadOrADetach(t *testing.T) {
+	p := newDevPage(t, wire.EngineChromium, nil)
+	alice := p.e.NewSession("agent:alice", "alice")
+	idle := map[string]any{"tabId": p.tab, "networkIdle": true, "timeout": 5}
+	// An event reaches the engine on the link's reader before the answer
+	// to a command sent after it: the script's round trip orders them.
+	send := func(event string, v any) {
+		t.Helper()
+		if err := p.ext.Send(event, v); err != nil {
+			t.Fatal(err)
+		}
+		p.ok(alice, "javascript_tool", map[string]any{"tabId": p.tab, "text": "1"})
+	}
+	crash := wire.CDPEvent{TabID: 1, Method: "Inspector.targetCrashed", Params: json.RawMessage(`{}`)}
+	p.ok(alice, "wait_for", idle)
+
+	send(wire.EventCDPEvent, crash)
+	wantCode(t, p.call(alice, "wait_for", idle), wire.CodeAttachFailed)
+	// A child frame's document does not end it; the main frame's does.
+	send(wire.EventCDPEvent, wire.CDPEvent{TabID: 1, Method: "Page.frameNavigated", Params: json.RawMessage(`{"frame":{"id":"C1","parentId":"F1","loaderId":"L1"}}`)})
+	wantCode(t, p.call(alice, "wait_for", idle), wire.CodeAttachFailed)
+	send(wire.EventCDPEvent, wire.CDPEvent{TabID: 1, Method: "Page.frameNavigated", Params: json.RawMessage(`{"frame":{"id":"F1","loaderId":"L2"}}`)})
+	p.ok(alice, "wait_for", idle)
+
+	send(wire.EventCDPEvent, crash)
+	wantCode(t, p.call(alice, "wait_for", idle), wire.CodeAttachFailed)
+	send(wire.EventDetached, wire.Detached{TabID: 1, Reason: "idle"})
+	p.ok(alice, "wait_for", idle)
+}

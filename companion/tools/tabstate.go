@@ -239,6 +239,10 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 		ts.mu.Lock()
 		ts.world, ts.preWorld = 0, 0
 		ts.frames.detached()
+		// Detached, the engine hears no load that would end a crash; the
+		// browser's side refuses a crashed page's calls, and the next
+		// attach hears the next crash.
+		ts.clearCrashLocked()
 		ts.mu.Unlock()
 		// Detached, Reins can no longer answer a dialog; the browser shows
 		// it to the person.
@@ -357,11 +361,7 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 			if p.Frame.ParentID == "" {
 				ts.mainFrame = p.Frame.ID
 				ts.world = 0
-				select {
-				case <-ts.crashed:
-					ts.crashed = make(chan struct{}) // loaded again
-				default:
-				}
+				ts.clearCrashLocked() // loaded again
 			} else {
 				ts.frames.navigated(p.Frame.ID)
 			}
@@ -385,6 +385,14 @@ func (ts *tabState) crashNotice() <-chan struct{} {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	return ts.crashed
+}
+
+func (ts *tabState) clearCrashLocked() {
+	select {
+	case <-ts.crashed:
+		ts.crashed = make(chan struct{})
+	default:
+	}
 }
 
 // crashError answers what waited on a page whose renderer crashed, in the
