@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -886,13 +887,12 @@ func unrendered(a errAnswer) bool {
 	return a.code == string(wire.CodeTimeout) && strings.Contains(a.text, "did not answer")
 }
 
-// worstTimeToError times every error answer from the last fault set about
+// timesToError times every error answer from the last fault set about
 // before it (from when it happened, or from when it was set about for an
 // answer that came in between), or from the call's start when that is
-// later, and returns the longest; unrendered answers apart.
-func (r *faultRun) worstTimeToError(unrenderedToo bool) (time.Duration, string) {
-	var worst time.Duration
-	what := ""
+// later; unrendered answers apart. The longest comes first.
+func (r *faultRun) timesToError(unrenderedToo bool) []timedError {
+	var out []timedError
 	for _, a := range r.errAnswers {
 		if unrendered(a) != unrenderedToo {
 			continue
@@ -913,11 +913,27 @@ func (r *faultRun) worstTimeToError(unrenderedToo bool) (time.Duration, string) 
 			}
 			break
 		}
-		if d := a.end.Sub(from); d > worst {
-			worst, what = d, fmt.Sprintf("%s → %s after %q (%s)", a.what, a.code, cause, a.text)
+		started := "before the fault"
+		if from.Equal(a.start) {
+			started = "after the fault"
 		}
+		out = append(out, timedError{d: a.end.Sub(from), what: fmt.Sprintf("%s → %s after %q, the call started %s (%s)", a.what, a.code, cause, started, a.text)})
 	}
-	return worst, what
+	slices.SortFunc(out, func(x, y timedError) int { return cmp.Compare(y.d, x.d) })
+	return out
+}
+
+type timedError struct {
+	d    time.Duration
+	what string
+}
+
+// worstTimeToError is the longest of timesToError, or zero.
+func (r *faultRun) worstTimeToError(unrenderedToo bool) (time.Duration, string) {
+	if ts := r.timesToError(unrenderedToo); len(ts) > 0 {
+		return ts[0].d, ts[0].what
+	}
+	return 0, ""
 }
 
 // reconnected files a reconnect time the issue bounds.
@@ -1023,6 +1039,19 @@ func (r *faultRun) report(took time.Duration) {
 	}
 	worstTTE, worstWhat := r.worstTimeToError(false)
 	fmt.Fprintf(&b, "  worst time to error %s: %s\n", worstTTE.Round(time.Millisecond), worstWhat)
+	if ts := r.timesToError(false); len(ts) > 0 {
+		over := 0
+		for _, te := range ts {
+			if te.d > maxTimeToError {
+				over++
+			}
+		}
+		at := func(q int) time.Duration { return ts[(len(ts)-1)*(100-q)/100].d.Round(time.Millisecond) }
+		fmt.Fprintf(&b, "  times to error of %d error answers: p50 %s, p99 %s, %d over %s\n", len(ts), at(50), at(99), over, maxTimeToError)
+		for _, te := range ts[1:min(len(ts), 5)] {
+			fmt.Fprintf(&b, "    next: %s %s\n", te.d.Round(time.Millisecond), te.what)
+		}
+	}
 	n := 0
 	for _, a := range r.errAnswers {
 		if unrendered(a) {
