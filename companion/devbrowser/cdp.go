@@ -356,23 +356,19 @@ func (l *link) event(f jsonrpc.Incoming) {
 			l.tmu.Unlock()
 		}
 	}
-	ev := wire.CDPEvent{TabID: t.tab, Method: f.Method, Params: f.Params}
-	if child {
-		ev.SessionID = f.SessionID
-	}
-	l.emitCDP(ev)
-}
-
-// emitCDP hands a tab's protocol event to the hub, as a cdp.event frame
-// from an extension would be.
-func (l *link) emitCDP(ev wire.CDPEvent) {
 	hb := l.hb.Load()
 	if hb == nil {
 		return
 	}
-	if raw, err := json.Marshal(ev); err == nil {
-		hb.Handle(wire.EventCDPEvent, raw)
+	ev := wire.CDPEvent{TabID: t.tab, Method: f.Method, Params: f.Params}
+	if child {
+		ev.SessionID = f.SessionID
 	}
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		return
+	}
+	hb.Handle(wire.EventCDPEvent, raw)
 }
 
 func (l *link) browserEvent(f jsonrpc.Incoming) {
@@ -406,10 +402,8 @@ func (l *link) browserEvent(f jsonrpc.Incoming) {
 		}
 		l.tmu.Lock()
 		var cut []context.CancelCauseFunc
-		tab := 0
 		if t := l.targets[p.TargetID]; t != nil {
 			t.crashed = true
-			tab = t.tab
 			for c := range t.inflight {
 				cut = append(cut, *c)
 			}
@@ -418,11 +412,6 @@ func (l *link) browserEvent(f jsonrpc.Incoming) {
 		l.tmu.Unlock()
 		for _, cancel := range cut {
 			cancel(errCrashed)
-		}
-		// The engine hears it as it does from the extension, which forwards
-		// the tab's own Inspector.targetCrashed.
-		if tab != 0 {
-			l.emitCDP(wire.CDPEvent{TabID: tab, Method: "Inspector.targetCrashed", Params: json.RawMessage(`{}`)})
 		}
 	case "Target.targetDestroyed":
 		var p struct {

@@ -18,7 +18,8 @@ import (
 func TestWaitsEndWhenTheRendererCrashes(t *testing.T) {
 	r := newRig(t)
 	s := r.e.NewSession("agent:crashwait", "crashwait")
-	// Its own site, so that the crash takes no other test's renderer.
+	// The crashed pages are on a site of their own, so that no other
+	// test's page shares their renderer.
 	site := strings.Replace(r.url, "127.0.0.1", "localhost", 1)
 	for _, c := range []struct {
 		name string
@@ -47,8 +48,9 @@ func TestWaitsEndWhenTheRendererCrashes(t *testing.T) {
 			hangs.Store(key, asked)
 			t.Cleanup(func() { hangs.Delete(key) })
 			tab := r.newTab(s, "/text")
+			r.ok(s, "navigate", map[string]any{"tabId": tab, "url": site + "/text"})
 			if !c.loads {
-				r.ok(s, "javascript_tool", map[string]any{"tabId": tab, "text": "fetch('" + site + "/hang?k=" + key + "', {mode: 'no-cors'}); 1"})
+				r.ok(s, "javascript_tool", map[string]any{"tabId": tab, "text": "fetch('/hang?k=" + key + "'); 1"})
 			}
 			waiting := make(chan struct{}, 1)
 			tools.OnWait(t, func(id int) {

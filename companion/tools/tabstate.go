@@ -373,9 +373,9 @@ func (ts *tabState) onEvent(ev hub.TabEvent) {
 	}
 }
 
-// crashEvent is the browser's report that a tab's renderer crashed: the
-// extension forwards Chromium's, and the dev browser sends the same for its
-// Target.targetCrashed.
+// crashEvent is Chromium's report that a tab's renderer crashed, sent to
+// every debugger session of the tab whether or not it enabled the Inspector
+// domain: the extension forwards it, and so does the dev browser.
 const crashEvent = "Inspector.targetCrashed"
 
 // crashNotice returns a channel that is closed once the page's renderer
