@@ -928,14 +928,6 @@ type timedError struct {
 	what string
 }
 
-// worstTimeToError is the longest of timesToError, or zero.
-func (r *faultRun) worstTimeToError(unrenderedToo bool) (time.Duration, string) {
-	if ts := r.timesToError(unrenderedToo); len(ts) > 0 {
-		return ts[0].d, ts[0].what
-	}
-	return 0, ""
-}
-
 // reconnected files a reconnect time the issue bounds.
 func (r *faultRun) reconnected(what string, d time.Duration) {
 	r.mu.Lock()
@@ -1037,9 +1029,14 @@ func (r *faultRun) report(took time.Duration) {
 	for _, f := range allFaults {
 		fmt.Fprintf(&b, "  fault %-34s fired %d\n", f, r.fired[f])
 	}
-	worstTTE, worstWhat := r.worstTimeToError(false)
+	var worstTTE time.Duration
+	worstWhat := ""
+	ts := r.timesToError(false)
+	if len(ts) > 0 {
+		worstTTE, worstWhat = ts[0].d, ts[0].what
+	}
 	fmt.Fprintf(&b, "  worst time to error %s: %s\n", worstTTE.Round(time.Millisecond), worstWhat)
-	if ts := r.timesToError(false); len(ts) > 0 {
+	if len(ts) > 0 {
 		over := 0
 		for _, te := range ts {
 			if te.d > maxTimeToError {
@@ -1052,15 +1049,8 @@ func (r *faultRun) report(took time.Duration) {
 			fmt.Fprintf(&b, "    next: %s %s\n", te.d.Round(time.Millisecond), te.what)
 		}
 	}
-	n := 0
-	for _, a := range r.errAnswers {
-		if unrendered(a) {
-			n++
-		}
-	}
-	if n > 0 {
-		slow, slowWhat := r.worstTimeToError(true)
-		fmt.Fprintf(&b, "  not bounded: %d input timeouts of a tab that renders no frame, worst %s: %s\n", n, slow.Round(time.Millisecond), slowWhat)
+	if slow := r.timesToError(true); len(slow) > 0 {
+		fmt.Fprintf(&b, "  not bounded: %d input timeouts of a tab that renders no frame, worst %s: %s\n", len(slow), slow[0].d.Round(time.Millisecond), slow[0].what)
 	}
 	if t.Failed() || worstTTE > maxTimeToError || len(r.lost) > 0 {
 		for i, f := range r.faults {

@@ -496,16 +496,22 @@ test('the native host hands over the key on the first connection', async () => {
 test('a worker started again tries the last working link\'s port before asking the native host', async () => {
   // The first worker learns the port from the host and keeps it for the
   // browser session once the link works.
-  FakeSocket.all = [];
   const chrome = fakeChrome({});
   const native = [];
   chrome.runtime.sendNativeMessage = async (host, msg) => {
     native.push(msg.type);
     return { type: 'hello', port: 47300, version: '0.1.0', running: true, key: TEST_LINK_KEY };
   };
-  const timers = new FakeTimers();
-  startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers, log: { warn() {} } });
-  await settle();
+  // A worker the browser starts, with this session's storage and fresh
+  // sockets: returns its timers.
+  const startWorker = async () => {
+    FakeSocket.all = [];
+    const timers = new FakeTimers();
+    startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers, log: { warn() {} } });
+    await settle();
+    return timers;
+  };
+  await startWorker();
   const first = FakeSocket.all.at(-1);
   assert.equal(first.url, 'ws://127.0.0.1:47300/');
   await first.open();
@@ -516,10 +522,7 @@ test('a worker started again tries the last working link\'s port before asking t
 
   // The browser stops that worker and starts another with the same session
   // storage: it connects at once, with no native host process.
-  FakeSocket.all = [];
-  const timers2 = new FakeTimers();
-  startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers: timers2, log: { warn() {} } });
-  await settle();
+  await startWorker();
   const again = FakeSocket.all.at(-1);
   assert.equal(again.url, 'ws://127.0.0.1:47300/');
   assert.deepEqual(native, ['hello']);
@@ -529,10 +532,7 @@ test('a worker started again tries the last working link\'s port before asking t
   // A third worker finds nothing there (the app moved to another port):
   // the next try asks the host, once.
   await chrome.storage.session.set({ linkPort: 47999 });
-  FakeSocket.all = [];
-  const timers3 = new FakeTimers();
-  startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers: timers3, log: { warn() {} } });
-  await settle();
+  const timers3 = await startWorker();
   assert.equal(FakeSocket.all.at(-1).url, 'ws://127.0.0.1:47999/');
   FakeSocket.all.at(-1).drop();
   await timers3.advance(1000);
@@ -542,10 +542,7 @@ test('a worker started again tries the last working link\'s port before asking t
   // prove the key, is closed and obeyed in nothing, and the next try asks
   // the host.
   await chrome.storage.session.set({ linkPort: 47888 });
-  FakeSocket.all = [];
-  const timers4 = new FakeTimers();
-  startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers: timers4, log: { warn() {} } });
-  await settle();
+  const timers4 = await startWorker();
   const squatter = FakeSocket.all.at(-1);
   assert.equal(squatter.url, 'ws://127.0.0.1:47888/');
   const forged = await squatter.challenge({ key: Buffer.alloc(32, 1).toString('base64') });
