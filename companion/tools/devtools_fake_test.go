@@ -35,6 +35,7 @@ type devPage struct {
 	developer  func(string) bool
 	manageExt  atomic.Bool
 	extCount   atomic.Int32 // extensions the browser lists (default 1)
+	helperless atomic.Int64 // an isolated world whose helper is missing
 	activities []tools.Activity
 }
 
@@ -137,7 +138,13 @@ func (p *devPage) cdp(params json.RawMessage) (any, error) {
 		if strings.Contains(cp.FunctionDeclaration, "__reinsPerf") {
 			return map[string]any{"result": map[string]any{"type": "string", "value": `{"url":"` + p.href() + `"}`}}, nil
 		}
-		if m := helperFn.FindStringSubmatch(cp.FunctionDeclaration); m != nil && m[1] == "storage" {
+		h := helperOf(c.Params)
+		if h.context != 0 && int64(h.context) == p.helperless.Load() {
+			return map[string]any{"result": map[string]any{"type": "object"}, "exceptionDetails": map[string]any{
+				"text": "Uncaught", "exception": map[string]any{"type": "object", "description": "TypeError: Cannot read properties of undefined (reading 'call')"},
+			}}, nil
+		}
+		if h.fn == "storage" {
 			return map[string]any{"result": map[string]any{"type": "object", "value": map[string]any{
 				"ok":   map[string]any{"origin": "http://127.0.0.1:8080", "items": [][]any{{"theme", "dark", 4}}, "total": 1},
 				"href": p.href(), "title": "App",

@@ -100,6 +100,36 @@ func newFake(t testing.TB, tabs []wire.TabInfo) *fakeEnv {
 
 var helperFn = regexp.MustCompile(`__reins\.call\("(\w+)"`)
 
+// helperCall is the page.js function a Runtime.callFunctionOn runs ("" for
+// none), in the world of context: a fresh world's first call is setup,
+// whose second argument names the function it answers as.
+type helperCall struct {
+	fn, setup string // setup: the prefix it set up, when it did
+	context   int
+}
+
+func helperOf(params json.RawMessage) helperCall {
+	var cp struct {
+		FunctionDeclaration string `json:"functionDeclaration"`
+		ExecutionContextID  int    `json:"executionContextId"`
+		Arguments           []struct {
+			Value any `json:"value"`
+		} `json:"arguments"`
+	}
+	json.Unmarshal(params, &cp)
+	c := helperCall{context: cp.ExecutionContextID}
+	if m := helperFn.FindStringSubmatch(cp.FunctionDeclaration); m != nil {
+		c.fn = m[1]
+	}
+	if c.fn == "setup" && len(cp.Arguments) > 1 {
+		o, _ := cp.Arguments[0].Value.(map[string]any)
+		c.setup, _ = o["prefix"].(string)
+		c.setup = "setup " + c.setup
+		c.fn, _ = cp.Arguments[1].Value.(string)
+	}
+	return c
+}
+
 func (f *fakeEnv) cdp(params json.RawMessage) (any, error) {
 	var p wire.CDPParams
 	if err := json.Unmarshal(params, &p); err != nil {
@@ -120,15 +150,11 @@ func (f *fakeEnv) cdp(params json.RawMessage) (any, error) {
 	case "Runtime.evaluate":
 		return map[string]any{"result": map[string]any{"type": "undefined"}}, nil
 	case "Runtime.callFunctionOn":
-		var cp struct {
-			FunctionDeclaration string `json:"functionDeclaration"`
+		fn := helperOf(p.Params).fn
+		if fn == "" {
+			return nil, fmt.Errorf("unexpected function %s", p.Params)
 		}
-		json.Unmarshal(p.Params, &cp)
-		m := helperFn.FindStringSubmatch(cp.FunctionDeclaration)
-		if m == nil {
-			return nil, fmt.Errorf("unexpected function %s", cp.FunctionDeclaration)
-		}
-		switch m[1] {
+		switch fn {
 		case "tree":
 			return reply(map[string]any{"lines": []string{`button "Pay" [ref_1]`}, "vw": 1280, "vh": 800}), nil
 		case "viewport":
@@ -140,7 +166,7 @@ func (f *fakeEnv) cdp(params json.RawMessage) (any, error) {
 		case "formInput":
 			return reply(map[string]any{"desc": "x", "now": "y", "kind": "text"}), nil
 		}
-		return nil, fmt.Errorf("unexpected helper %s", m[1])
+		return nil, fmt.Errorf("unexpected helper %s", fn)
 	}
 	return map[string]any{}, nil
 }

@@ -134,7 +134,9 @@ func runUploadFile(ctx context.Context, c *call, in *uploadFileArgs) (*Result, e
 // setInputFiles hands Chromium the files on disk. The ref is resolved in
 // the isolated world (refs live there), so the page cannot redirect it.
 func (c *call) setInputFiles(ctx context.Context, ts *tabState, ref string, files []pageFile) ([]string, error) {
-	id, err := ts.worldID(ctx, c.s.Label)
+	// The ref's world has answered this call's helper calls already, so it
+	// took its setup; element needs none in any case.
+	id, _, err := ts.worldID(ctx, c.s.Label)
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,7 @@ type frameRec struct {
 	id      string // frame id: DevTools', or on Firefox the webNavigation id
 	session string // DevTools session that renders it; "" = the tab's own
 	world   int    // isolated world in session; 0 = none yet
+	setUp   int    // the world that took its setup: world once its first call ran
 	issued  int    // highest ref number issued in it, across its documents
 	parent  int    // key of the frame whose helper reported its iframe (0 = main)
 	owner   string // that iframe element's ref in the parent's world
@@ -226,46 +227,25 @@ func (ts *tabState) noteIssued(f *frameRec, n int) {
 
 // ---- worlds
 
-// setupWorld tells a fresh helper its frame's ref prefix and where the
-// frame's numbering stands.
-func (ts *tabState) setupWorld(ctx context.Context, agent, session string, world int, prefix string, base int) error {
-	var res evalResult
-	raw, err := ts.e.hub.CDP(ctx, ts.id, "Runtime.callFunctionOn", map[string]any{
-		"functionDeclaration": helperDeclaration("setup"),
-		"executionContextId":  world,
-		"arguments":           []map[string]any{{"value": map[string]any{"prefix": prefix, "base": base}}},
-		"returnByValue":       true,
-	}, session, agent)
-	if err != nil {
-		return fmt.Errorf("preparing the page helper of tab %d: %w", ts.id, err)
-	}
-	if err := json.Unmarshal(raw, &res); err != nil || res.ExceptionDetails != nil {
-		return wire.Errorf(wire.CodeInternal, "the page helper of tab %d did not take its setup", ts.id)
-	}
-	return nil
-}
-
 // frameWorld returns the frame's isolated world and session, creating the
-// world and installing the helper when the frame has none.
-func (ts *tabState) frameWorld(ctx context.Context, agent string, f *frameRec) (int, string, error) {
-	ts.mu.Lock()
-	id, session := f.world, f.session
-	ts.mu.Unlock()
-	if id != 0 {
-		return id, session, nil
+// world and installing the helper when the frame has none; setup is
+// non-nil while the world's helper has not taken its setup.
+func (ts *tabState) frameWorld(ctx context.Context, agent string, f *frameRec) (int, string, *worldSetup, error) {
+	if id, session, setup := ts.frameWorldNow(f); id != 0 {
+		return id, session, setup, nil
 	}
 	ts.worldMu.Lock()
 	defer ts.worldMu.Unlock()
+	if id, session, setup := ts.frameWorldNow(f); id != 0 {
+		return id, session, setup, nil
+	}
 	ts.mu.Lock()
-	id, session, frameID, base := f.world, f.session, f.id, f.issued
+	session, frameID := f.session, f.id
 	if s, ok := ts.frames.sessions[f.id]; ok {
 		session = s
 		f.session = s
 	}
 	ts.mu.Unlock()
-	if id != 0 {
-		return id, session, nil
-	}
 	var created struct {
 		ID int `json:"executionContextId"`
 	}
@@ -274,28 +254,45 @@ func (ts *tabState) frameWorld(ctx context.Context, agent string, f *frameRec) (
 	cancel()
 	if err != nil {
 		if frameGone(err) {
-			return 0, "", wire.Errorf(wire.CodeBadParams, "refs of frame f%d are stale: the frame is gone from the page. Call read_page or find for fresh refs", f.key)
+			return 0, "", nil, wire.Errorf(wire.CodeBadParams, "refs of frame f%d are stale: the frame is gone from the page. Call read_page or find for fresh refs", f.key)
 		}
-		return 0, "", fmt.Errorf("preparing frame f%d of tab %d: %w", f.key, ts.id, err)
+		return 0, "", nil, fmt.Errorf("preparing frame f%d of tab %d: %w", f.key, ts.id, err)
 	}
 	if err := json.Unmarshal(raw, &created); err != nil || created.ID == 0 {
-		return 0, "", wire.Errorf(wire.CodeInternal, "Page.createIsolatedWorld returned no context")
+		return 0, "", nil, wire.Errorf(wire.CodeInternal, "Page.createIsolatedWorld returned no context")
 	}
 	var res evalResult
 	raw, err = ts.e.hub.CDP(ctx, ts.id, "Runtime.evaluate", map[string]any{"expression": pageJS, "contextId": created.ID, "returnByValue": true}, session, agent)
 	if err != nil {
-		return 0, "", fmt.Errorf("installing the page helper in frame f%d of tab %d: %w", f.key, ts.id, err)
+		return 0, "", nil, fmt.Errorf("installing the page helper in frame f%d of tab %d: %w", f.key, ts.id, err)
 	}
 	if err := json.Unmarshal(raw, &res); err != nil || res.ExceptionDetails != nil {
-		return 0, "", wire.Errorf(wire.CodeInternal, "the page helper did not install in frame f%d of tab %d", f.key, ts.id)
-	}
-	if err := ts.setupWorld(ctx, agent, session, created.ID, fmt.Sprintf("f%d_", f.key), base); err != nil {
-		return 0, "", err
+		return 0, "", nil, wire.Errorf(wire.CodeInternal, "the page helper did not install in frame f%d of tab %d", f.key, ts.id)
 	}
 	ts.mu.Lock()
-	f.world, f.session = created.ID, session
-	ts.mu.Unlock()
-	return created.ID, session, nil
+	defer ts.mu.Unlock()
+	f.world, f.session, f.setUp = created.ID, session, 0
+	return created.ID, session, f.pendingSetup(), nil
+}
+
+// frameWorldNow is the frame's world as it stands (0: none), with the
+// setup its helper still waits for.
+func (ts *tabState) frameWorldNow(f *frameRec) (int, string, *worldSetup) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if f.world == 0 {
+		return 0, "", nil
+	}
+	return f.world, f.session, f.pendingSetup()
+}
+
+// pendingSetup is the setup the frame's world still waits for, or nil.
+// Guarded by tabState.mu.
+func (f *frameRec) pendingSetup() *worldSetup {
+	if f.setUp == f.world {
+		return nil
+	}
+	return &worldSetup{Prefix: fmt.Sprintf("f%d_", f.key), Base: f.issued}
 }
 
 func (ts *tabState) dropFrameWorld(f *frameRec, id int) {

@@ -150,9 +150,9 @@ func TestClickThatNavigates(t *testing.T) {
 
 // A new document of a Chromium tab starts with the helper's world in it
 // (the helper is a new-document script), so after a navigation the tools
-// make no world of their own: navigate's requests after Page.navigate are
-// the world's setup and the page's details, both in that world, and the
-// tools that follow work in it.
+// make no world of their own: navigate's one request after Page.navigate is
+// the page's details, in that world, which carries the world's setup, and
+// the tools that follow work in it.
 func TestANavigatedDocumentStartsWithTheHelperWorld(t *testing.T) {
 	r := newRig(t)
 	s := r.e.NewSession("agent:navigator", "navigator")
@@ -174,8 +174,8 @@ func TestANavigatedDocumentStartsWithTheHelperWorld(t *testing.T) {
 		}
 		seen = seen || st.Method == "Page.navigate"
 	}
-	if !slices.Equal(after, []string{"Runtime.callFunctionOn", "Runtime.callFunctionOn"}) {
-		t.Fatalf("requests after Page.navigate: %v; want the setup and the page's details in the document's own world", after)
+	if !slices.Equal(after, []string{"Runtime.callFunctionOn"}) {
+		t.Fatalf("requests after Page.navigate: %v; want the page's details, with the setup, in the document's own world", after)
 	}
 	tree := r.ok(s, "read_page", map[string]any{"tabId": tab})
 	if !strings.Contains(tree, "Stay") {

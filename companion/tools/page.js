@@ -50,12 +50,16 @@
     }
     throw new Fail('bad_params', `${ref} is stale: the page changed since it was issued (its element was removed or the page reloaded). Call read_page or find for fresh refs`);
   };
-  const setup = (o) => {
+  // setup takes the frame's ref prefix and where its numbering stands. The
+  // engine sends it with a fresh world's first call: then it answers as fn.
+  const setup = (o, fn, ...args) => {
     if (typeof o.prefix !== 'string' || !/^(f\d+_)?$/.test(o.prefix)) throw new Fail('bad_params', 'bad ref prefix');
     prefix = o.prefix;
     base = Math.max(base, o.base | 0);
     nextRef = Math.max(nextRef, base);
-    return { prefix };
+    if (fn === undefined) return { prefix };
+    if (!Object.hasOwn(fns, fn) || fn === 'setup') throw new Fail('internal', `no helper function ${fn}`);
+    return fns[fn](...args);
   };
 
   // originOf matches the engine's Go originOf: the TOCTOU guard compares

@@ -31,9 +31,10 @@ type tabState struct {
 	mu        sync.Mutex
 	mainFrame string
 	world     int // isolated-world execution context id; 0 = none
-	// preWorld is the main frame's world that the browser made, with the
-	// helper in it, as the document started (Chromium: the helper is a
-	// new-document script); it becomes world once set up.
+	// preWorld is a main-frame world with the helper in it that waits for
+	// its setup: one the browser made as the document started (Chromium:
+	// the helper is a new-document script), or one the engine made. It
+	// becomes world once its first call has set it up.
 	preWorld  int
 	issued    int // highest ref number the main frame's helpers issued, across documents
 	frames    frameTable
@@ -434,47 +435,31 @@ var newDocumentJS = "if (window === window.top) {\n" + pageJS + "\n}"
 
 const worldName = "reins"
 
+// worldSetup is what a fresh helper learns from the engine: its frame's
+// ref prefix and where the frame's numbering stands. The engine sends it
+// with the world's first call (callIn), which page.js's setup then answers
+// as, so a new document costs no round trip of its own.
+type worldSetup struct {
+	Prefix string `json:"prefix"`
+	Base   int    `json:"base"`
+}
+
 // worldID returns the tab's isolated world, creating it and installing the
 // helper when the document changed. The helper lives apart from the page's
 // own scripts, so a page cannot fake refs or patch the DOM APIs it uses.
-func (ts *tabState) worldID(ctx context.Context, agent string) (int, error) {
-	ts.mu.Lock()
-	id := ts.world
-	ts.mu.Unlock()
-	if id != 0 {
-		return id, nil
+// setup is non-nil while the world's helper has not taken its setup.
+func (ts *tabState) worldID(ctx context.Context, agent string) (int, *worldSetup, error) {
+	if id, setup := ts.mainWorld(); id != 0 {
+		return id, setup, nil
 	}
 	ts.worldMu.Lock()
 	defer ts.worldMu.Unlock()
+	if id, setup := ts.mainWorld(); id != 0 {
+		return id, setup, nil
+	}
 	ts.mu.Lock()
-	id, frame, pre, issued := ts.world, ts.mainFrame, ts.preWorld, ts.issued
+	frame := ts.mainFrame
 	ts.mu.Unlock()
-	if id != 0 {
-		return id, nil
-	}
-	if pre != 0 {
-		// The browser made this document's world and ran the helper in it
-		// as the document started: it only needs its setup. A world that
-		// cannot take it (gone, or the helper did not run) is left, and a
-		// world is made as below.
-		err := ts.setupWorld(ctx, agent, "", pre, "", issued)
-		ts.mu.Lock()
-		if ts.preWorld == pre {
-			ts.preWorld = 0
-		}
-		ok := err == nil && ts.world == 0
-		if ok {
-			ts.world = pre
-		}
-		ts.mu.Unlock()
-		if ok {
-			return pre, nil
-		}
-		if wire.CodeOf(err) == wire.CodeDialogOpen {
-			return 0, err
-		}
-		ts.e.log.Debug("the document's own helper world did not take its setup; making one", "tab", ts.id, "agent", agent, "err", err)
-	}
 	var created struct {
 		ID int `json:"executionContextId"`
 	}
@@ -486,15 +471,15 @@ func (ts *tabState) worldID(ctx context.Context, agent string) (int, error) {
 		cancel()
 		if err == nil {
 			if err := json.Unmarshal(raw, &created); err != nil || created.ID == 0 {
-				return 0, wire.Errorf(wire.CodeInternal, "Page.createIsolatedWorld returned no context")
+				return 0, nil, wire.Errorf(wire.CodeInternal, "Page.createIsolatedWorld returned no context")
 			}
 			break
 		}
 		if wire.CodeOf(err) == wire.CodeDialogOpen {
-			return 0, err
+			return 0, nil, err
 		}
 		if attempt == 2 || ctx.Err() != nil || (wire.CodeOf(err) != wire.CodeTimeout && !strings.Contains(err.Error(), "rame")) {
-			return 0, fmt.Errorf("preparing the page of tab %d: %w", ts.id, err)
+			return 0, nil, fmt.Errorf("preparing the page of tab %d: %w", ts.id, err)
 		}
 		ts.e.log.Debug("isolated world not created; retrying", "tab", ts.id, "agent", agent, "err", err)
 		if f, ferr := ts.mainFrameNow(ctx, agent); ferr == nil {
@@ -505,23 +490,53 @@ func (ts *tabState) worldID(ctx context.Context, agent string) (int, error) {
 	raw, err := ts.cmd(ctx, agent, "", "Runtime.evaluate", map[string]any{"expression": pageJS, "contextId": created.ID, "returnByValue": true})
 	if err != nil {
 		if wire.CodeOf(err) == wire.CodeDialogOpen {
-			return 0, err
+			return 0, nil, err
 		}
-		return 0, fmt.Errorf("installing the page helper in tab %d: %w", ts.id, err)
+		return 0, nil, fmt.Errorf("installing the page helper in tab %d: %w", ts.id, err)
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return 0, wire.Errorf(wire.CodeInternal, "decoding the helper install: %v", err)
+		return 0, nil, wire.Errorf(wire.CodeInternal, "decoding the helper install: %v", err)
 	}
 	if res.ExceptionDetails != nil {
-		return 0, wire.Errorf(wire.CodeInternal, "page helper failed to install: %s", res.ExceptionDetails.text())
+		return 0, nil, wire.Errorf(wire.CodeInternal, "page helper failed to install: %s", res.ExceptionDetails.text())
 	}
-	if err := ts.setupWorld(ctx, agent, "", created.ID, "", issued); err != nil {
-		return 0, err
-	}
+	// Like the browser's own, the world waits for its setup.
 	ts.mu.Lock()
-	ts.world = created.ID
-	ts.mu.Unlock()
-	return created.ID, nil
+	defer ts.mu.Unlock()
+	ts.preWorld = created.ID
+	return created.ID, &worldSetup{Base: ts.issued}, nil
+}
+
+// mainWorld is the main frame's world as it stands: one set up, or one
+// with the helper in it that waits for its setup, or none (0).
+func (ts *tabState) mainWorld() (int, *worldSetup) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.world != 0 {
+		return ts.world, nil
+	}
+	if ts.preWorld != 0 {
+		return ts.preWorld, &worldSetup{Base: ts.issued}
+	}
+	return 0, nil
+}
+
+// worldSetUp records that world took its setup.
+func (ts *tabState) worldSetUp(f *frameRec, world int) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if f != nil {
+		if f.world == world {
+			f.setUp = world
+		}
+		return
+	}
+	if ts.preWorld == world {
+		ts.preWorld = 0
+		if ts.world == 0 {
+			ts.world = world
+		}
+	}
 }
 
 // worldTimeout bounds one attempt to create the isolated world.
@@ -634,10 +649,11 @@ func (ts *tabState) callIn(ctx context.Context, agent string, f *frameRec, fn st
 	for attempt := 0; ; attempt++ {
 		var id int
 		var session string
+		var setup *worldSetup
 		if f == nil {
-			id, err = ts.worldID(ctx, agent)
+			id, setup, err = ts.worldID(ctx, agent)
 		} else {
-			id, session, err = ts.frameWorld(ctx, agent, f)
+			id, session, setup, err = ts.frameWorld(ctx, agent, f)
 		}
 		if err != nil {
 			return "", err
@@ -649,11 +665,18 @@ func (ts *tabState) callIn(ctx context.Context, agent string, f *frameRec, fn st
 				ts.dropFrameWorld(f, id)
 			}
 		}
+		decl, callArgs := helperDeclaration(fn), cargs
+		if setup != nil {
+			// A fresh world's first call: its setup, which then answers
+			// as fn.
+			decl = helperDeclaration("setup")
+			callArgs = append([]map[string]any{{"value": setup}, {"value": fn}}, cargs...)
+		}
 		var res evalResult
 		raw, err := ts.cmd(ctx, agent, session, "Runtime.callFunctionOn", map[string]any{
-			"functionDeclaration": helperDeclaration(fn),
+			"functionDeclaration": decl,
 			"executionContextId":  id,
-			"arguments":           cargs,
+			"arguments":           callArgs,
 			"returnByValue":       true,
 			"awaitPromise":        true,
 			"userGesture":         true,
@@ -678,7 +701,11 @@ func (ts *tabState) callIn(ctx context.Context, agent string, f *frameRec, fn st
 			if strings.Contains(msg, "destroyed") && !retry {
 				return "", wire.Errorf(wire.CodeInternal, "execution context was destroyed: %s", firstLine(msg))
 			}
-			if attempt == 0 && (strings.Contains(msg, "__reins") || strings.Contains(msg, "destroyed")) {
+			if attempt == 0 && (strings.Contains(msg, "__reins") || strings.Contains(msg, "destroyed")) || setup != nil && attempt < 2 {
+				// A world whose helper is missing (the browser's, when its
+				// new-document script did not run) is replaced by one the
+				// engine makes.
+				ts.e.log.Debug("the page helper's world did not answer; making one", "tab", ts.id, "agent", agent, "err", firstLine(msg))
 				drop()
 				continue
 			}
@@ -689,6 +716,9 @@ func (ts *tabState) callIn(ctx context.Context, agent string, f *frameRec, fn st
 			return "", wire.Errorf(wire.CodeInternal, "page helper %s answered %s", fn, truncate(string(res.Result.Value), 200))
 		}
 		ts.noteIssued(f, rep.N)
+		if setup != nil {
+			ts.worldSetUp(f, id)
+		}
 		if rep.Err != "" {
 			code := wire.Code(rep.Code)
 			if code == "" {

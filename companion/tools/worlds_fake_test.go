@@ -1,0 +1,65 @@
+package tools_test
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/reinshq/reins/companion/wire"
+)
+
+// A fresh world's first helper call carries the world's setup, and later
+// calls do not; a world the browser made whose helper never ran (its
+// new-document script did not) is replaced by one the engine makes, which
+// takes its setup the same way.
+func TestAFreshWorldTakesItsSetupWithItsFirstCall(t *testing.T) {
+	p := newDevPage(t, wire.EngineChromium, nil)
+	alice := p.e.NewSession("agent:alice", "alice")
+	p.ok(alice, "read_page", map[string]any{"tabId": p.tab})
+	p.forget()
+	// The browser makes the next document's world; its helper is missing.
+	p.helperless.Store(9)
+	if err := p.ext.Send(wire.EventCDPEvent, wire.CDPEvent{TabID: 1, Method: "Runtime.executionContextsCleared", Params: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ext.Send(wire.EventCDPEvent, wire.CDPEvent{TabID: 1, Method: "Runtime.executionContextCreated",
+		Params: json.RawMessage(`{"context":{"id":9,"name":"reins","auxData":{"isDefault":false,"frameId":"F1"}}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	// Events reach the engine before the answer to a later command: wait
+	// until the world it heard of is the one it calls.
+	for i := 0; ; i++ {
+		p.ok(alice, "read_page", map[string]any{"tabId": p.tab})
+		if slices.ContainsFunc(p.paramsOf("Runtime.callFunctionOn"), func(raw json.RawMessage) bool { return helperOf(raw).context == 9 }) {
+			break
+		}
+		if i == 50 {
+			t.Fatal("the engine never called the browser's world")
+		}
+		p.forget()
+	}
+	var got []string
+	p.mu.Lock()
+	sent := slices.Clone(p.sent)
+	p.mu.Unlock()
+	for _, c := range sent {
+		switch c.method {
+		case "Runtime.callFunctionOn":
+			h := helperOf(c.params)
+			got = append(got, h.setup+" "+h.fn+" in "+itoa(h.context))
+		case "Page.createIsolatedWorld", "Runtime.evaluate":
+			got = append(got, c.method)
+		}
+	}
+	want := []string{"setup  tree in 9", "Page.createIsolatedWorld", "Runtime.evaluate", "setup  tree in 7"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("requests: %q\nwant %q", got, want)
+	}
+	p.forget()
+	p.ok(alice, "read_page", map[string]any{"tabId": p.tab})
+	for _, raw := range p.paramsOf("Runtime.callFunctionOn") {
+		if h := helperOf(raw); h.setup != "" || h.context != 7 {
+			t.Fatalf("a set-up world's call: %+v", h)
+		}
+	}
+}
