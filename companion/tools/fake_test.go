@@ -147,6 +147,8 @@ func (f *fakeEnv) cdp(params json.RawMessage) (any, error) {
 		return map[string]any{"frameTree": map[string]any{"frame": map[string]any{"id": "F1"}}}, nil
 	case "Page.createIsolatedWorld":
 		return map[string]any{"executionContextId": 7}, nil
+	case "Page.getNavigationHistory":
+		return map[string]any{"currentIndex": 0, "entries": []any{map[string]any{"id": 1, "url": href, "title": "Cart"}}}, nil
 	case "Runtime.evaluate":
 		return map[string]any{"result": map[string]any{"type": "undefined"}}, nil
 	case "Runtime.callFunctionOn":

@@ -166,20 +166,37 @@ func (c *call) navigateTo(ctx context.Context, tabID int, u string) (*Result, er
 			return nil, err
 		}
 	}
-	return c.landed(ctx, ts, tabID, nav.LoaderID, ok)
+	return c.landed(ctx, ts, tabID, nav.LoaderID, ok, nav.LoaderID == "")
 }
 
 // landed reports where a tab ended up and records it as observed.
-func (c *call) landed(ctx context.Context, ts *tabState, tabID int, loader string, loaded bool) (*Result, error) {
-	var info struct {
-		Title string `json:"title"`
-	}
-	href, err := ts.helper(ctx, c.s.Label, "info", &info)
-	if err != nil {
-		return nil, err
+func (c *call) landed(ctx context.Context, ts *tabState, tabID int, loader string, loaded, sameDoc bool) (*Result, error) {
+	var href, title string
+	if sameDoc {
+		// The move stayed in its document: the page knows at once, while
+		// the browser's history may not have recorded it yet.
+		var info struct {
+			Title string `json:"title"`
+		}
+		h, err := ts.helper(ctx, c.s.Label, "info", &info)
+		if err != nil {
+			return nil, err
+		}
+		href, title = h, info.Title
+	} else {
+		// A new document: the browser's session history says, without
+		// waiting for the page's thread, still busy with what it just loaded.
+		var h navHistory
+		if err := c.cdp(ctx, tabID, "Page.getNavigationHistory", nil, &h); err != nil {
+			return nil, err
+		}
+		if h.CurrentIndex < 0 || h.CurrentIndex >= len(h.Entries) {
+			return nil, wire.Errorf(wire.CodeInternal, "tab %d has no current history entry", tabID)
+		}
+		href, title = h.Entries[h.CurrentIndex].URL, h.Entries[h.CurrentIndex].Title
 	}
 	c.observe(tabID, href)
-	lines := []string{fmt.Sprintf("Tab %d is at %s", tabID, href), "Title: " + info.Title}
+	lines := []string{fmt.Sprintf("Tab %d is at %s", tabID, href), "Title: " + title}
 	if status := ts.status(loader); status >= 400 {
 		lines = append(lines, fmt.Sprintf("HTTP status %d", status))
 	}
@@ -189,18 +206,22 @@ func (c *call) landed(ctx context.Context, ts *tabState, tabID int, loader strin
 	return textResult(lines...), nil
 }
 
+// navHistory is Page.getNavigationHistory's answer.
+type navHistory struct {
+	CurrentIndex int `json:"currentIndex"`
+	Entries      []struct {
+		ID    int    `json:"id"`
+		URL   string `json:"url"`
+		Title string `json:"title"`
+	} `json:"entries"`
+}
+
 func (c *call) history(ctx context.Context, tabID int, back bool) (*Result, error) {
 	ts, _, err := c.page(ctx, tabID, accessAct)
 	if err != nil {
 		return nil, err
 	}
-	var h struct {
-		CurrentIndex int `json:"currentIndex"`
-		Entries      []struct {
-			ID  int    `json:"id"`
-			URL string `json:"url"`
-		} `json:"entries"`
-	}
+	var h navHistory
 	if err := c.cdp(ctx, tabID, "Page.getNavigationHistory", nil, &h); err != nil {
 		return nil, err
 	}
@@ -248,5 +269,5 @@ func (c *call) history(ctx context.Context, tabID int, back bool) (*Result, erro
 	if n.closed {
 		return nil, wire.Errorf(wire.CodeNoSuchTab, "tab %d closed", tabID)
 	}
-	return c.landed(ctx, ts, tabID, n.committedLoader, loaded)
+	return c.landed(ctx, ts, tabID, n.committedLoader, loaded, n.sameDoc)
 }

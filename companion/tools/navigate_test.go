@@ -150,32 +150,40 @@ func TestClickThatNavigates(t *testing.T) {
 
 // A new document of a Chromium tab starts with the helper's world in it
 // (the helper is a new-document script), so after a navigation the tools
-// make no world of their own: navigate's one request after Page.navigate is
-// the page's details, in that world, which carries the world's setup, and
-// the tools that follow work in it.
+// make no world of their own. navigate itself asks the browser's session
+// history where the tab landed, not the page, whose thread is busy with the
+// load; the first tool after it calls the document's own world, with the
+// world's setup.
 func TestANavigatedDocumentStartsWithTheHelperWorld(t *testing.T) {
 	r := newRig(t)
 	s := r.e.NewSession("agent:navigator", "navigator")
 	tab := r.newTab(s, "/nav/a")
-	var tr hub.Trace
-	raw, err := json.Marshal(map[string]any{"tabId": tab, "url": r.url + "/nav/b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := r.e.Call(hub.WithTrace(ctxFor(t), &tr), s, "navigate", raw)
-	if res.IsError || !strings.Contains(text(res), "Title: Page B") {
-		t.Fatalf("navigate: %s", text(res))
-	}
-	var after []string
-	seen := false
-	for _, st := range tr.Steps() {
-		if seen {
-			after = append(after, st.Method)
+	steps := func(tool string, args map[string]any) []string {
+		t.Helper()
+		var tr hub.Trace
+		raw, err := json.Marshal(args)
+		if err != nil {
+			t.Fatal(err)
 		}
-		seen = seen || st.Method == "Page.navigate"
+		res := r.e.Call(hub.WithTrace(ctxFor(t), &tr), s, tool, raw)
+		if res.IsError {
+			t.Fatalf("%s: %s", tool, text(res))
+		}
+		if tool == "navigate" && !strings.Contains(text(res), "Title: Page B") {
+			t.Fatalf("navigate: %s", text(res))
+		}
+		var out []string
+		for _, st := range tr.Steps() {
+			out = append(out, st.Method)
+		}
+		return out
 	}
-	if !slices.Equal(after, []string{"Runtime.callFunctionOn"}) {
-		t.Fatalf("requests after Page.navigate: %v; want the page's details, with the setup, in the document's own world", after)
+	nav := steps("navigate", map[string]any{"tabId": tab, "url": r.url + "/nav/b"})
+	if i := slices.Index(nav, "Page.navigate"); i < 0 || !slices.Equal(nav[i+1:], []string{"Page.getNavigationHistory"}) {
+		t.Fatalf("navigate's requests: %v; want the session history after Page.navigate", nav)
+	}
+	if read := steps("read_page", map[string]any{"tabId": tab}); !slices.Equal(read, []string{"Runtime.callFunctionOn"}) {
+		t.Fatalf("read_page's requests after the navigation: %v; want one call, in the document's own world", read)
 	}
 	tree := r.ok(s, "read_page", map[string]any{"tabId": tab})
 	if !strings.Contains(tree, "Stay") {

@@ -83,7 +83,7 @@ func (c *call) reload(ctx context.Context, tabID int) (*Result, error) {
 		return nil, err
 	}
 	c.s.forgetView(tabID)
-	return c.landed(ctx, ts, tabID, n.committedLoader, loaded)
+	return c.landed(ctx, ts, tabID, n.committedLoader, loaded, false)
 }
 
 // ---- tabs a page opens

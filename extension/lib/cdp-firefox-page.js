@@ -17,7 +17,7 @@ const MAX_ANNOUNCED = 256;
 
 /** Runs in the isolated world: what Page.getNavigationHistory needs. */
 function pageHistory() {
-  return { length: history.length, url: location.href };
+  return { length: history.length, url: location.href, title: document.title };
 }
 
 /** Runs in the isolated world: a history move of more than one step. */
@@ -133,14 +133,18 @@ export function pageDomain(fx) {
 
     async 'Page.getNavigationHistory'(tabId) {
       const tab = await browser.tabs.get(tabId);
-      let info = { length: 1, url: tab.url ?? '' };
+      let info = { length: 1, url: tab.url ?? '', title: tab.title ?? '' };
       try {
         const r = await fx.inject(tabId, { func: pageHistory });
         if (r.result && Number.isInteger(r.result.length)) info = r.result;
       } catch {
         // about:blank and error pages may refuse scripts; the tab's URL will do.
       }
-      return fx.nav(tabId).history.view(info.length, info.url);
+      const view = fx.nav(tabId).history.view(info.length, info.url);
+      // Only the current entry's title is known, as Chromium reports it.
+      const current = view.entries[view.currentIndex];
+      if (current && typeof info.title === 'string') current.title = info.title;
+      return view;
     },
 
     async 'Page.navigate'(tabId, p) {

@@ -123,6 +123,29 @@ test('Page.navigate answers with the loader its commit and load events carry', a
   assert.ok(events.some(([, m]) => m === 'Page.loadEventFired'));
 });
 
+test("Page.getNavigationHistory names the current entry's title, as Chromium does", async () => {
+  let refuse = false;
+  const { cdp, browser } = adapter({
+    run: (d) => {
+      if (d.func?.name !== 'pageHistory') return {};
+      if (refuse) throw new Error('Missing host permission for the tab');
+      return { result: { length: 2, url: 'http://127.0.0.1:9/', title: 'Page B' } };
+    },
+  });
+  await cdp.attach(1);
+  const h = await cdp.send(1, 'Page.getNavigationHistory');
+  assert.equal(h.entries.length, 2);
+  assert.equal(h.entries[h.currentIndex].url, 'http://127.0.0.1:9/');
+  assert.equal(h.entries[h.currentIndex].title, 'Page B');
+  assert.equal(h.entries[0].title, '', 'an older entry, whose title Firefox does not tell');
+  // A page that refuses scripts: the tab's own title.
+  refuse = true;
+  const get = browser.tabs.get;
+  browser.tabs.get = async (id) => ({ ...(await get(id)), title: 'Tab title' });
+  const r = await cdp.send(1, 'Page.getNavigationHistory');
+  assert.equal(r.entries[r.currentIndex].title, 'Tab title');
+});
+
 test('a failed navigation reports its net:: error', async () => {
   const { cdp, browser } = adapter();
   await cdp.attach(1);
