@@ -250,7 +250,7 @@ func (l *link) cdp(ctx context.Context, p wire.CDPParams) (json.RawMessage, erro
 	l.tmu.Lock()
 	if t.crashed && !reload {
 		l.tmu.Unlock()
-		return nil, crashErr(t)
+		return nil, crashErr()
 	}
 	if t.inflight == nil {
 		t.inflight = map[*context.CancelCauseFunc]struct{}{}
@@ -349,15 +349,17 @@ func cutByCrash(ctx context.Context, t *target, err error) error {
 	}
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errCrashed):
-		return crashErr(t)
+		return crashErr()
 	case errors.Is(cause, errClosed):
 		return wire.Errorf(wire.CodeNoSuchTab, "tab %d was closed", t.tab)
 	}
 	return err
 }
 
-func crashErr(t *target) error {
-	return wire.Errorf(wire.CodeAttachFailed, "the page crashed (tab %d in this browser); navigate to load it again", t.tab)
+// crashErr names no tab: the call names its own, and the browser's id for
+// it would only confuse.
+func crashErr() error {
+	return wire.Errorf(wire.CodeAttachFailed, "the page crashed; navigate to load it again")
 }
 
 func (l *link) windowSize(ctx context.Context, p wire.WindowSizeParams) (json.RawMessage, error) {

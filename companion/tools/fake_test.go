@@ -101,11 +101,12 @@ func newFake(t testing.TB, tabs []wire.TabInfo) *fakeEnv {
 var helperFn = regexp.MustCompile(`__reins\.call\("(\w+)"`)
 
 // helperCall is the page.js function a Runtime.callFunctionOn runs ("" for
-// none), in the world of context: a fresh world's first call is setup,
-// whose second argument names the function it answers as.
+// none) in the world of context. A fresh world's first call is setup, whose
+// second argument names the function it answers as: setup says so.
 type helperCall struct {
-	fn, setup string // setup: the prefix it set up, when it did
-	context   int
+	fn      string
+	setup   bool
+	context int
 }
 
 func helperOf(params json.RawMessage) helperCall {
@@ -122,9 +123,7 @@ func helperOf(params json.RawMessage) helperCall {
 		c.fn = m[1]
 	}
 	if c.fn == "setup" && len(cp.Arguments) > 1 {
-		o, _ := cp.Arguments[0].Value.(map[string]any)
-		c.setup, _ = o["prefix"].(string)
-		c.setup = "setup " + c.setup
+		c.setup = true
 		c.fn, _ = cp.Arguments[1].Value.(string)
 	}
 	return c

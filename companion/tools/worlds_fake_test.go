@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -46,19 +47,19 @@ func TestAFreshWorldTakesItsSetupWithItsFirstCall(t *testing.T) {
 		switch c.method {
 		case "Runtime.callFunctionOn":
 			h := helperOf(c.params)
-			got = append(got, h.setup+" "+h.fn+" in "+itoa(h.context))
+			got = append(got, fmt.Sprintf("%s in %d (setup %v)", h.fn, h.context, h.setup))
 		case "Page.createIsolatedWorld", "Runtime.evaluate":
 			got = append(got, c.method)
 		}
 	}
-	want := []string{"setup  tree in 9", "Page.createIsolatedWorld", "Runtime.evaluate", "setup  tree in 7"}
+	want := []string{"tree in 9 (setup true)", "Page.createIsolatedWorld", "Runtime.evaluate", "tree in 7 (setup true)"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("requests: %q\nwant %q", got, want)
 	}
 	p.forget()
 	p.ok(alice, "read_page", map[string]any{"tabId": p.tab})
 	for _, raw := range p.paramsOf("Runtime.callFunctionOn") {
-		if h := helperOf(raw); h.setup != "" || h.context != 7 {
+		if h := helperOf(raw); h.setup || h.context != 7 {
 			t.Fatalf("a set-up world's call: %+v", h)
 		}
 	}

@@ -10,8 +10,9 @@ export const IDLE_DETACH_MS = 30_000;
 /** What a crashed tab still takes: the commands that load it again. */
 const RELOADS = new Set(['Page.navigate', 'Page.reload']);
 
-function crashError(tabId) {
-  return new WireError(Codes.attachFailed, `the page crashed (tab ${tabId} in this browser); navigate to load it again`);
+// The call names its tab; the browser's own id for it would only confuse.
+function crashError() {
+  return new WireError(Codes.attachFailed, 'the page crashed; navigate to load it again');
 }
 
 export class DebuggerManager {
@@ -71,7 +72,7 @@ export class DebuggerManager {
     // what only the page could answer; a navigation loads it again.
     // The mark is kept with the sharing state, so a worker started again
     // after the crash knows it too.
-    if (this.getSharing().crashed.has(tabId) && !RELOADS.has(method)) throw crashError(tabId);
+    if (this.getSharing().crashed.has(tabId) && !RELOADS.has(method)) throw crashError();
     this.inFlight.set(tabId, (this.inFlight.get(tabId) ?? 0) + 1);
     this.clearIdle(tabId);
     try {
@@ -146,7 +147,7 @@ export class DebuggerManager {
     }
     const waiting = this.waiting.get(tabId);
     this.waiting.delete(tabId);
-    for (const reject of waiting ?? []) reject(crashError(tabId));
+    for (const reject of waiting ?? []) reject(crashError());
     // A dialog goes with the crashed page.
     if (this.dialogs.delete(tabId)) this.armIdle(tabId);
   }
