@@ -108,15 +108,16 @@ func (d *pageDialog) how(tabID int) string {
 type dialogState struct {
 	current *pageDialog
 	seq     uint64
-	// wake is closed when a dialog opens, so commands waiting on the page
-	// end at once; a new one replaces it.
-	wake  chan struct{}
-	notes []string // said once, to the next call on the tab
+	// wake is cancelled when a dialog opens, so commands waiting on the
+	// page end at once; the next command makes a new one.
+	wake    context.Context
+	wakeNow context.CancelFunc
+	notes   []string // said once, to the next call on the tab
 }
 
-func (ts *tabState) dialogWake() chan struct{} {
+func (ts *tabState) dialogWake() context.Context {
 	if ts.dlg.wake == nil {
-		ts.dlg.wake = make(chan struct{})
+		ts.dlg.wake, ts.dlg.wakeNow = context.WithCancel(context.Background())
 	}
 	return ts.dlg.wake
 }
@@ -154,8 +155,10 @@ func (ts *tabState) dialogOpening(params json.RawMessage) {
 	ts.dlg.seq++
 	d := &pageDialog{seq: ts.dlg.seq, typ: p.Type, message: p.Message, prompt: p.DefaultPrompt, url: p.URL, opened: time.Now()}
 	ts.dlg.current = d
-	close(ts.dialogWake())
-	ts.dlg.wake = make(chan struct{})
+	if ts.dlg.wake != nil {
+		ts.dlg.wakeNow()
+		ts.dlg.wake = nil
+	}
 	ts.mu.Unlock()
 
 	ts.note(fmt.Sprintf("the page opened %s; it waits for an answer", d.a()))
@@ -263,13 +266,7 @@ func (ts *tabState) cmd(ctx context.Context, agent, session, method string, para
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	go func() {
-		select {
-		case <-wake:
-			cancel(errDialogOpened)
-		case <-ctx.Done():
-		}
-	}()
+	defer context.AfterFunc(wake, func() { cancel(errDialogOpened) })()
 	raw, err := ts.e.hub.CDP(ctx, ts.id, method, params, session, agent)
 	if err != nil && errors.Is(context.Cause(ctx), errDialogOpened) {
 		if d := ts.pendingDialog(); d != nil {
