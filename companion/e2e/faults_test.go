@@ -1023,8 +1023,18 @@ func (r *faultRun) report(took time.Duration) {
 		codes = append(codes, c)
 	}
 	sort.Strings(codes)
+	first := map[string]errAnswer{}
+	for _, e := range r.errAnswers {
+		if _, ok := first[e.code]; !ok {
+			first[e.code] = e
+		}
+	}
 	for _, c := range codes {
-		fmt.Fprintf(&b, "  errors %-20s %d\n", c, r.errs[c])
+		fmt.Fprintf(&b, "  errors %-20s %d", c, r.errs[c])
+		if e, ok := first[c]; ok {
+			fmt.Fprintf(&b, "  (the first: %s → %s)", e.what, e.text)
+		}
+		b.WriteString("\n")
 	}
 	for _, f := range allFaults {
 		fmt.Fprintf(&b, "  fault %-34s fired %d\n", f, r.fired[f])
