@@ -15,6 +15,18 @@ function crashError() {
   return new WireError(Codes.attachFailed, 'the page crashed; navigate to load it again');
 }
 
+/**
+ * The coded error of a command the browser failed. A debugger that detached
+ * while the command ran (the tab closing, the worker stopping) is not a
+ * fault of ours: the agent may try again once the tab is back.
+ */
+function commandError(method, message) {
+  if (/detached while handling command/i.test(message)) {
+    return new WireError(Codes.attachFailed, `the debugger detached from the tab while ${method} ran, which may not have finished; try again`);
+  }
+  return new WireError(Codes.internal, message);
+}
+
 export class DebuggerManager {
   /**
    * @param {object} o
@@ -90,7 +102,7 @@ export class DebuggerManager {
         const message = cdpErrorMessage(err);
         // Our record can be stale (worker restart, a detach we missed):
         // attach again once rather than fail the agent's call.
-        if (!/not attached/i.test(message)) throw new WireError(Codes.internal, message);
+        if (!/not attached/i.test(message)) throw commandError(method, message);
         this.markDetached(tabId, 'detached');
       }
       await this.ensureAttached(tabId);
@@ -98,7 +110,7 @@ export class DebuggerManager {
         return await this.untilCrash(tabId, this.cdp.send(tabId, method, params, sessionId));
       } catch (err) {
         if (err instanceof WireError) throw err;
-        throw new WireError(Codes.internal, cdpErrorMessage(err));
+        throw commandError(method, cdpErrorMessage(err));
       }
     } finally {
       const n = (this.inFlight.get(tabId) ?? 1) - 1;

@@ -18,7 +18,7 @@ function fakeCdp() {
     send(tabId, method, params) {
       this.sent.push(method);
       if (method === 'Inspector.enable') return Promise.resolve({});
-      return new Promise((resolve) => pending.push({ tabId, method, resolve }));
+      return new Promise((resolve, reject) => pending.push({ tabId, method, resolve, reject }));
     },
     onEvent(cb) {
       onEvent = cb;
@@ -54,6 +54,19 @@ test('a crashed renderer fails the calls waiting on its page, and every call but
   cdp.pending.at(-1).resolve({ result: { value: 1 } });
   assert.deepEqual(await after, { result: { value: 1 } });
   assert.equal(dbg.waiting.size, 0, 'no waiter is kept after its call ended');
+});
+
+test('a command the debugger detached from fails with attach_failed, not as an internal fault', async () => {
+  const cdp = fakeCdp();
+  const dbg = manager(cdp);
+  const call = dbg.call(7, 'Page.enable', {});
+  await new Promise((r) => setImmediate(r));
+  cdp.pending.at(-1).reject(new Error('Detached while handling command.'));
+  await assert.rejects(call, (err) => err instanceof WireError && err.code === 'attach_failed' && /detached from the tab while Page\.enable ran/.test(err.message));
+  const other = dbg.call(7, 'Runtime.evaluate', { expression: '1' });
+  await new Promise((r) => setImmediate(r));
+  cdp.pending.at(-1).reject(new Error('{"code":-32000,"message":"Object reference chain is too long"}'));
+  await assert.rejects(other, (err) => err.code === 'internal' && /Object reference chain/.test(err.message));
 });
 
 test('a crash of another tab leaves a tab\'s calls alone', async () => {
