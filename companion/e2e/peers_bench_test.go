@@ -10,7 +10,12 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"fmt"
+	"image"
+	_ "image/jpeg"
+	_ "image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +43,7 @@ type peerRun struct {
 	p50   map[string]float64
 	bytes map[string]int
 	rss   float64
+	shot  string // the screenshot's pixel size
 }
 
 var peerOps = []string{"navigate", "read_page / snapshot", "screenshot", "click by ref", "evaluate"}
@@ -128,7 +134,11 @@ func BenchmarkPeers(b *testing.B) {
 		}
 	}
 	fmt.Fprintf(&out, " %13.2f×\n", runs[0].rss/best)
-	out.WriteString("The end goal: every op's Reins/best at most 0.50×.\n")
+	out.WriteString("screenshot pixels:")
+	for _, r := range runs {
+		fmt.Fprintf(&out, " %s %s;", r.name, r.shot)
+	}
+	out.WriteString("\nThe end goal: every op's Reins/best at most 0.50×.\n")
 	fmt.Print(out.String())
 }
 
@@ -169,6 +179,9 @@ func runPeer(b *testing.B, name string, cs *mcp.ClientSession, pid int, ops map[
 					r.bytes[op] += len(c.Text)
 				case *mcp.ImageContent:
 					r.bytes[op] += len(c.Data)
+					if cfg, _, err := image.DecodeConfig(bytes.NewReader(c.Data)); err == nil {
+						r.shot = fmt.Sprintf("%d×%d", cfg.Width, cfg.Height)
+					}
 				}
 			}
 		}
@@ -206,14 +219,16 @@ func (l *limitedBuffer) String() string { return l.b.String() }
 
 // startPlainChromium starts a fresh headless Chromium without the
 // extension, with the harness's flags (names other than the loopback ones
-// do not resolve), and returns its DevTools HTTP endpoint.
+// do not resolve) and a viewport of 1280×800 as Reins's is (a headless
+// window's frame takes 143 px of its height), and returns its DevTools HTTP
+// endpoint.
 func startPlainChromium(b *testing.B) string {
 	dir := b.TempDir()
 	cmd := exec.Command(harness.ChromiumPath(), "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--no-default-browser-check", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-default-apps", "--disable-domain-reliability", "--metrics-recording-only",
 		"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--remote-debugging-port=0", "--window-size=1280,800", "about:blank")
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--remote-debugging-port=0", "--window-size=1280,943", "about:blank")
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+dir, "XDG_CONFIG_HOME="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
@@ -239,6 +254,7 @@ func startPlainChromium(b *testing.B) string {
 	ctx := within(b, time.Minute)
 	select {
 	case ws := <-found:
+		checkPlainViewport(ctx, b, ws, 1280, 800)
 		// ws://127.0.0.1:PORT/devtools/browser/ID → http://127.0.0.1:PORT
 		host := strings.TrimPrefix(ws, "ws://")
 		return "http://" + host[:strings.IndexByte(host, '/')]
@@ -246,4 +262,51 @@ func startPlainChromium(b *testing.B) string {
 		b.Fatal("chromium never printed its DevTools endpoint")
 	}
 	return ""
+}
+
+// checkPlainViewport waits until the viewport of the browser's one page is
+// w×h CSS px: a screenshot's time grows with its pixels.
+func checkPlainViewport(ctx context.Context, b *testing.B, ws string, w, h int) {
+	c, err := harness.DialCDP(ctx, ws)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	var targets struct {
+		Infos []struct {
+			ID   string `json:"targetId"`
+			Type string `json:"type"`
+		} `json:"targetInfos"`
+	}
+	if err := c.Call(ctx, "", "Target.getTargets", nil, &targets); err != nil {
+		b.Fatal(err)
+	}
+	page := ""
+	for _, t := range targets.Infos {
+		if t.Type == "page" {
+			page = t.ID
+		}
+	}
+	var att struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := c.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": page, "flatten": true}, &att); err != nil {
+		b.Fatalf("no page in the plain Chromium: %v", err)
+	}
+	expr := fmt.Sprintf(`new Promise((done) => {
+		const check = () => { if (innerWidth === %d && innerHeight === %d) done(); };
+		addEventListener('resize', check);
+		check();
+	})`, w, h)
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := c.Call(wait, att.SessionID, "Runtime.evaluate", map[string]any{"expression": expr, "awaitPromise": true}, nil); err != nil {
+		var got struct {
+			Result struct {
+				Value string `json:"value"`
+			} `json:"result"`
+		}
+		c.Call(ctx, att.SessionID, "Runtime.evaluate", map[string]any{"expression": "innerWidth + '×' + innerHeight", "returnByValue": true}, &got)
+		b.Fatalf("the plain Chromium's viewport is %s, not %d×%d: %v", got.Result.Value, w, h, err)
+	}
 }
