@@ -156,3 +156,77 @@ func TestWaitsEndWhenTheRendererCrashesThroughTheExtension(t *testing.T) {
 		}
 	}
 }
+
+// firefoxCrash is TestACrashedTabAnswersThroughTheExtension for Firefox,
+// whose web content processes the harness kills (the extension's own
+// process lives on): Firefox shows its crashed-tab page, the call running
+// in the page, a page-side wait and a wait in the companion on the page's
+// events all answer attach_failed at once, so does every page call after
+// them, and navigating loads the tab again. It kills every web page of the
+// browser, so it runs last on its Firefox.
+func firefoxCrash(t *testing.T, s *harness.FirefoxStack) {
+	inFlight := make(chan struct{}, 1)
+	pages := faultPages(inFlight)
+	t.Cleanup(pages.Close)
+	cs := mcpSession(t, s.Reins, "crashy")
+	created := mustTool(t, cs, "tabs_create_mcp", map[string]any{"url": pages.URL + "/fault?m=crashmarker&n=1"})
+	m := createdRE.FindStringSubmatch(created.text)
+	if m == nil {
+		t.Fatalf("tabs_create_mcp: %s", created.text)
+	}
+	tab, _ := strconv.Atoi(m[1])
+	ctx := within(t, 60*time.Second)
+	answers := make(chan toolOut, 3)
+	go func() {
+		answers <- callTool(t, cs, "javascript_tool", map[string]any{"tabId": tab, "text": "fetch('/pending').then(() => new Promise(() => {}))"})
+	}()
+	select {
+	case <-inFlight:
+	case <-ctx.Done():
+		t.Fatal("the pending script never ran")
+	}
+	// Longer than this test may take: a wait that missed the crash would
+	// answer timeout.
+	for _, args := range []map[string]any{
+		{"tabId": tab, "selector": "#never", "timeout": 60},
+		{"tabId": tab, "url": "*/never", "timeout": 60},
+	} {
+		go func() { answers <- callTool(t, cs, "wait_for", args) }()
+	}
+	killed, err := s.Firefox.CrashContent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for range 3 {
+		select {
+		case out := <-answers:
+			t.Logf("a call under way answered %s after the crash (%d processes killed): %s", time.Since(start).Round(time.Millisecond), killed, out.text)
+			if !out.isErr || !strings.Contains(out.text, "[attach_failed]") || !strings.Contains(out.text, "crashed") {
+				t.Fatalf("a call under way when the page crashed answered %+v, want attach_failed saying the page crashed", out)
+			}
+		case <-ctx.Done():
+			t.Fatal("a call under way never answered after the crash")
+		}
+	}
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"javascript_tool", map[string]any{"tabId": tab, "text": "1+1"}},
+		{"read_page", map[string]any{"tabId": tab}},
+		{"computer", map[string]any{"tabId": tab, "action": "screenshot"}},
+	} {
+		out := callTool(t, cs, call.tool, call.args)
+		if !out.isErr || !strings.Contains(out.text, "[attach_failed]") || !strings.Contains(out.text, "crashed") {
+			t.Fatalf("%s on the crashed tab answered %+v, want attach_failed saying the page crashed", call.tool, out)
+		}
+	}
+	nav := mustTool(t, cs, "navigate", map[string]any{"tabId": tab, "url": pages.URL + "/fault?m=crashmarker&n=2"})
+	if !strings.Contains(nav.text, "crashmarker") {
+		t.Fatalf("navigate after the crash: %s", nav.text)
+	}
+	if got := mustTool(t, cs, "javascript_tool", map[string]any{"tabId": tab, "text": "document.body.dataset.marker"}); !strings.Contains(got.text, "crashmarker") {
+		t.Fatalf("javascript_tool after the reload: %s", got.text)
+	}
+}

@@ -161,6 +161,10 @@ func TestFirefoxExtension(t *testing.T) {
 			t.Fatalf("screencast ran at %.1f fps", fps)
 		}
 	})
+
+	t.Run("a crashed tab", func(t *testing.T) {
+		firefoxCrash(t, s)
+	})
 }
 
 // animatedPage changes every animation frame, so every capture differs.

@@ -4,7 +4,7 @@
 // (firefox-isolated.js) in the isolated world. Every domain that touches a
 // page goes through here.
 
-import { WireError, Codes } from './frames.js';
+import { WireError, Codes, crashedError } from './frames.js';
 import { unsupportedReason } from './urlrules.js';
 
 /** The page side of the adapter, injected into the isolated world on first use. */
@@ -17,8 +17,15 @@ function isolatedCall(op, args) {
   return Promise.resolve(fx[op](...args)).then((value) => ({ value }));
 }
 
-function injectError(tabId, err) {
-  const m = err?.message ?? String(err);
+/**
+ * How long a script that failed for no reason Firefox names waits to learn
+ * whether the tab's content process crashed: a script running when it does
+ * fails at once, a moment before the crashed-tab page reports its load.
+ */
+export const CRASH_REPORT_MS = 1000;
+
+/** The coded error of a failed injection, or null when Firefox names no reason. */
+function injectError(tabId, m) {
   if (/invalid documentid|no frame|document.*(gone|unload)|frame.*(removed|not found)/i.test(m)) {
     return new WireError(Codes.internal, 'Cannot find context with specified id');
   }
@@ -26,14 +33,14 @@ function injectError(tabId, err) {
   if (/missing host permission|cannot access|not allowed|restricted|privileged|about:/i.test(m)) {
     return new WireError(Codes.restrictedUrl, `tab ${tabId} cannot be scripted: ${m}`);
   }
-  return new WireError(Codes.internal, `scripting tab ${tabId} failed: ${m}`);
+  return null;
 }
 
 /**
- * @param {{browser:any}} fx
+ * @param {{browser:any, crashed:(tabId:number) => boolean, crashWithin:(tabId:number, ms:number) => Promise<boolean>}} fx
  * @returns {{inject:Function, isolated:Function}}
  */
-export function createScripting({ browser }) {
+export function createScripting({ browser, crashed, crashWithin }) {
   /** Runs a function or files in a document of the tab (by default its top one); returns the InjectionResult (error included). */
   async function inject(tabId, { func, args, files, world = 'ISOLATED', documentId, frameId = 0, immediately = false }) {
     const target = documentId ? { tabId, documentIds: [documentId] } : { tabId, frameIds: [frameId] };
@@ -48,7 +55,13 @@ export function createScripting({ browser }) {
     try {
       results = await browser.scripting.executeScript(details);
     } catch (err) {
-      const e = injectError(tabId, err);
+      if (crashed(tabId)) throw crashedError();
+      const m = err?.message ?? String(err);
+      const e = injectError(tabId, m);
+      if (!e) {
+        if (await crashWithin(tabId, CRASH_REPORT_MS)) throw crashedError();
+        throw new WireError(Codes.internal, `scripting tab ${tabId} failed: ${m}`);
+      }
       if (e.code === Codes.restrictedUrl) {
         // Between two documents (a navigation under way) Firefox refuses
         // scripts as if the page were off limits; a tab whose URL is
@@ -61,7 +74,11 @@ export function createScripting({ browser }) {
       throw e;
     }
     const r = results?.[0];
-    if (!r) throw new WireError(Codes.internal, `tab ${tabId}: the page did not run the script`);
+    if (!r) {
+      // The crashed-tab page takes scripts and runs none.
+      if (crashed(tabId)) throw crashedError();
+      throw new WireError(Codes.internal, `tab ${tabId}: the page did not run the script`);
+    }
     return r;
   }
 

@@ -63,6 +63,8 @@ const STATE_KEY = 'firefoxCdp';
  * @property {(domain:string, on:boolean, then?:(tabId:number, on:boolean) => Promise<void>) => Method} domainSwitch
  * @property {(tabId:number, o:object) => Promise<any>} inject see cdp-firefox-scripting.js
  * @property {(tabId:number, op:string, args:any[], o?:object) => Promise<any>} isolated see cdp-firefox-scripting.js
+ * @property {(tabId:number) => boolean} crashed whether the tab shows Firefox's crashed-tab page
+ * @property {(tabId:number, ms:number) => Promise<boolean>} crashWithin whether the tab crashed or does so within ms
  *
  * @typedef {{domains:Set<string>, lifecycle:boolean, screencast:any}} TabState
  * @typedef {{pending:string|null, loader:string|null, url:string|null, documentId:string|null, history:HistoryTracker}} Nav
@@ -95,6 +97,12 @@ export function createFirefoxCdp(browser, o = {}) {
   const tabs = new Map();
   /** @type {Map<number, Nav>} */
   const navs = new Map();
+  // Tabs whose content process crashed, until their next document, and
+  // the calls waiting to learn whether a failure was a crash.
+  /** @type {Set<number>} */
+  const crashed = new Set();
+  /** @type {Map<number, Set<(crashed:boolean) => void>>} */
+  const crashWaiters = new Map();
   const randomId = o.randomId ?? (() => globalThis.crypto.randomUUID());
   const runId = randomId().slice(0, 8);
   let nextLoader = 1;
@@ -125,6 +133,22 @@ export function createFirefoxCdp(browser, o = {}) {
     emitIf(tabId, domain, method, params) {
       const st = tabs.get(tabId);
       if (st && st.domains.has(domain)) emit(tabId, method, params);
+    },
+    crashed: (tabId) => crashed.has(tabId),
+    crashWithin(tabId, ms) {
+      if (crashed.has(tabId)) return Promise.resolve(true);
+      return new Promise((resolve) => {
+        let set = crashWaiters.get(tabId);
+        if (!set) crashWaiters.set(tabId, (set = new Set()));
+        const done = (yes) => {
+          timers.clearTimeout(timer);
+          set.delete(done);
+          if (set.size === 0 && crashWaiters.get(tabId) === set) crashWaiters.delete(tabId);
+          resolve(yes);
+        };
+        const timer = timers.setTimeout(() => done(false), ms);
+        set.add(done);
+      });
     },
     domainSwitch: (domain, on, then) => async (tabId, _p, st) => {
       if (on) st.domains.add(domain);
@@ -199,12 +223,35 @@ export function createFirefoxCdp(browser, o = {}) {
     hook('released', tabId, st);
   }
 
+  /** Settles the waiters of crashWithin for the tab. */
+  function wakeCrashWaiters(tabId, yes) {
+    for (const done of crashWaiters.get(tabId) ?? []) done(yes);
+  }
+
+  /**
+   * The tab's content process crashed: Firefox shows its crashed-tab page in
+   * the main frame (the tab keeps its URL). What waited on the page has
+   * failed or will; Inspector.targetCrashed tells the debugger manager and
+   * the companion, as Chromium's own report does, and the tab refuses page
+   * calls until its next document.
+   */
+  function tabCrashed(tabId) {
+    if (crashed.has(tabId)) return;
+    crashed.add(tabId);
+    wakeCrashWaiters(tabId, true);
+    if (tabs.has(tabId)) emit(tabId, 'Inspector.targetCrashed', {});
+  }
+
   // ---- browser events: every tab's main-frame navigation
 
   const wn = browser.webNavigation;
   if (wn) {
+    // The crashed-tab page reports its load (never a commit) like any
+    // document; it is no page of the tab's.
     const main = (fn) => (d) => {
-      if (d.frameId === 0) fn(d);
+      if (d.frameId !== 0) return;
+      if (typeof d.url === 'string' && d.url.startsWith('about:tabcrashed')) tabCrashed(d.tabId);
+      else fn(d);
     };
     wn.onBeforeNavigate.addListener(
       main((d) => {
@@ -223,6 +270,7 @@ export function createFirefoxCdp(browser, o = {}) {
         n.url = d.url;
         n.documentId = d.documentId ?? null;
         n.history.committed(d.url, d);
+        crashed.delete(d.tabId);
         hook('committed', d, loaderId, tabs.get(d.tabId));
       }),
     );
@@ -245,6 +293,8 @@ export function createFirefoxCdp(browser, o = {}) {
   });
 
   browser.tabs.onRemoved.addListener((tabId) => {
+    crashed.delete(tabId);
+    wakeCrashWaiters(tabId, false);
     hook('tabClosed', tabId);
     navs.delete(tabId);
     release(tabId);

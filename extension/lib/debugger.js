@@ -2,18 +2,13 @@
 // detach after a quiet period unless the tab is held, and report every
 // detach once, whoever caused it.
 
-import { WireError, Codes } from './frames.js';
+import { WireError, Codes, crashedError } from './frames.js';
 import { cdpErrorMessage } from './cdp-chromium.js';
 
 export const IDLE_DETACH_MS = 30_000;
 
 /** What a crashed tab still takes: the commands that load it again. */
 const RELOADS = new Set(['Page.navigate', 'Page.reload']);
-
-// The call names its tab; the browser's own id for it would only confuse.
-function crashError() {
-  return new WireError(Codes.attachFailed, 'the page crashed; navigate to load it again');
-}
 
 /**
  * The coded error of a command the browser failed. A debugger that detached
@@ -84,7 +79,7 @@ export class DebuggerManager {
     // what only the page could answer; a navigation loads it again.
     // The mark is kept with the sharing state, so a worker started again
     // after the crash knows it too.
-    if (this.getSharing().crashed.has(tabId) && !RELOADS.has(method)) throw crashError();
+    if (this.getSharing().crashed.has(tabId) && !RELOADS.has(method)) throw crashedError();
     this.inFlight.set(tabId, (this.inFlight.get(tabId) ?? 0) + 1);
     this.clearIdle(tabId);
     try {
@@ -159,7 +154,7 @@ export class DebuggerManager {
     }
     const waiting = this.waiting.get(tabId);
     this.waiting.delete(tabId);
-    for (const reject of waiting ?? []) reject(crashError());
+    for (const reject of waiting ?? []) reject(crashedError());
     // A dialog goes with the crashed page.
     if (this.dialogs.delete(tabId)) this.armIdle(tabId);
   }

@@ -30,6 +30,15 @@ export class WireError extends Error {
   }
 }
 
+/**
+ * A call on a page whose renderer (Chromium) or content process (Firefox)
+ * crashed. The call names its tab; the browser's own id for it would only
+ * confuse.
+ */
+export function crashedError() {
+  return new WireError(Codes.attachFailed, 'the page crashed; navigate to load it again');
+}
+
 export function badParams(message) {
   return new WireError(Codes.badParams, message);
 }

@@ -4,6 +4,7 @@ import { webcrypto } from 'node:crypto';
 import { createFirefoxCdp, ISOLATED_FILE, TOOLS_HELPER_FILE } from '../lib/cdp-firefox.js';
 import { MAX_PENDING_REDIRECTS } from '../lib/cdp-firefox-network.js';
 import { MAX_RECENT, RECENT_MS } from '../lib/cdp-firefox-downloads.js';
+import { CRASH_REPORT_MS } from '../lib/cdp-firefox-scripting.js';
 import { WireError } from '../lib/frames.js';
 import { startService } from '../lib/service.js';
 import { fakeChrome, fakeFirefox, FakeTimers, settle, until } from './fakes.js';
@@ -13,7 +14,7 @@ function adapter(opts = {}) {
   let n = 0;
   const cdp = createFirefoxCdp(browser, {
     // Waits shortened so a test that leaves one pending still ends quickly.
-    timers: { setTimeout: (fn, ms) => setTimeout(fn, Math.min(ms, 1000)), clearTimeout },
+    timers: opts.timers ?? { setTimeout: (fn, ms) => setTimeout(fn, Math.min(ms, 1000)), clearTimeout },
     log: { warn() {} },
     randomId: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`,
     fetch: async () => ({ ok: true, text: async () => opts.helper ?? 'HELPER' }),
@@ -393,6 +394,78 @@ test('a helper call waiting in a page the tab leaves fails when the new document
   await settle();
   browser.tabs.onRemoved.fire(1);
   await rejectsCode(waiting, 'no_such_tab');
+});
+
+const helperCall = (ctx) => ({ functionDeclaration: 'function(...a){return globalThis.__reins.call("info", a)}', executionContextId: ctx });
+const crashPage = { tabId: 1, frameId: 0, url: 'about:tabcrashed?e=tabcrashed&u=http%3A//127.0.0.1%3A9/&c=UTF-8&d=%20', documentId: 'doc-crashed' };
+
+test('a crashed content process: the call under way and every page call after it fail as a crash until the next document', async () => {
+  let dead = false;
+  const { cdp, browser, events } = adapter({
+    run: (d) => {
+      // A script running when the process dies fails with no reason named.
+      if (dead && d.func?.name === 'helperInvoke') throw new Error('An unexpected error occurred');
+      return d.func?.name === 'helperInvoke' ? { result: { ok: 1, href: 'http://127.0.0.1:9/' } } : {};
+    },
+  });
+  await cdp.attach(1);
+  await cdp.send(1, 'Page.enable');
+  const { executionContextId: ctx } = await cdp.send(1, 'Page.createIsolatedWorld', { frameId: 'main-1', worldName: 'reins' });
+  dead = true;
+  const underWay = cdp.send(1, 'Runtime.callFunctionOn', helperCall(ctx));
+  let settled = false;
+  underWay.catch(() => {}).finally(() => { settled = true; });
+  await settle();
+  assert.equal(settled, false, 'the failure waits to learn whether the tab crashed');
+  // Firefox then shows its crashed-tab page, which reports a load and no commit.
+  browser.webNavigation.onDOMContentLoaded.fire(crashPage);
+  browser.webNavigation.onCompleted.fire(crashPage);
+  await rejectsCode(underWay, 'attach_failed', /^the page crashed; navigate to load it again$/);
+  assert.deepEqual(events.filter(([, m]) => m === 'Inspector.targetCrashed'), [[1, 'Inspector.targetCrashed', {}]], 'reported once');
+  assert.ok(!events.some(([, m]) => m === 'Page.domContentEventFired' || m === 'Page.loadEventFired'), 'the crashed-tab page is no load of the tab');
+
+  // The crashed-tab page takes scripts and runs none.
+  const run = browser.scripting.executeScript;
+  browser.scripting.executeScript = async () => [null];
+  await rejectsCode(cdp.send(1, 'Runtime.callFunctionOn', helperCall(ctx)), 'attach_failed', /crashed/);
+  browser.scripting.executeScript = run;
+  await rejectsCode(cdp.send(1, 'Runtime.callFunctionOn', helperCall(ctx)), 'attach_failed', /crashed/);
+
+  // A new document ends it.
+  dead = false;
+  browser.webNavigation.onCommitted.fire({ tabId: 1, frameId: 0, url: 'http://127.0.0.1:9/', documentId: 'doc-2' });
+  const { executionContextId: ctx2 } = await cdp.send(1, 'Page.createIsolatedWorld', { frameId: 'main-1', worldName: 'reins' });
+  assert.deepEqual((await cdp.send(1, 'Runtime.callFunctionOn', { ...helperCall(ctx2), returnByValue: true })).result.value.ok, 1);
+});
+
+test(`a script that fails for no reason named is an internal error once ${CRASH_REPORT_MS} ms pass without a crash`, async () => {
+  const timers = new FakeTimers();
+  const { cdp, events } = adapter({
+    timers,
+    run: (d) => {
+      if (d.func?.name === 'helperInvoke') throw new Error('An unexpected error occurred');
+      return {};
+    },
+  });
+  await cdp.attach(1);
+  const { executionContextId: ctx } = await cdp.send(1, 'Page.createIsolatedWorld', { frameId: 'main-1', worldName: 'reins' });
+  const call = cdp.send(1, 'Runtime.callFunctionOn', helperCall(ctx));
+  let settled = false;
+  call.catch(() => {}).finally(() => { settled = true; });
+  await timers.advance(CRASH_REPORT_MS - 1);
+  assert.equal(settled, false);
+  await timers.advance(1);
+  await rejectsCode(call, 'internal', /scripting tab 1 failed: An unexpected error occurred/);
+  assert.ok(!events.some(([, m]) => m === 'Inspector.targetCrashed'));
+});
+
+test('a tab that is not attached when it crashes reports nothing, and its first page call says it crashed', async () => {
+  const { cdp, browser, events } = adapter();
+  browser.webNavigation.onDOMContentLoaded.fire(crashPage);
+  await cdp.attach(1);
+  browser.scripting.executeScript = async () => [null];
+  await rejectsCode(cdp.send(1, 'Page.createIsolatedWorld', { frameId: 'main-1', worldName: 'reins' }), 'attach_failed', /crashed/);
+  assert.ok(!events.some(([, m]) => m === 'Inspector.targetCrashed'));
 });
 
 test(`a download is laid at a tab only for its last ${MAX_RECENT} requests of the last ${RECENT_MS / 1000} s`, async () => {

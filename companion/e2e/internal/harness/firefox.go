@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -446,4 +447,44 @@ func CleanupFirefox() {
 	if ffExtDir != "" {
 		os.RemoveAll(ffExtDir)
 	}
+}
+
+// CrashContent kills Firefox's web content processes, as a content crash
+// does: their tabs show Firefox's crashed-tab page, while the parent and
+// the extension's process live on. It returns how many it killed.
+func (f *Firefox) CrashContent() (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	killed := 0
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid pgrp …; comm may hold spaces.
+		open, close := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+		if open < 0 || close < open {
+			continue
+		}
+		comm := string(stat[open+1 : close])
+		fields := strings.Fields(string(stat[close+1:]))
+		if len(fields) < 3 || fields[2] != strconv.Itoa(f.cmd.Process.Pid) {
+			continue
+		}
+		if comm == "Isolated Web Co" || comm == "Web Content" {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+				killed++
+			}
+		}
+	}
+	if killed == 0 {
+		return 0, fmt.Errorf("no web content process of this Firefox (process group %d)", f.cmd.Process.Pid)
+	}
+	return killed, nil
 }
