@@ -9,6 +9,11 @@ import { unsupportedReason } from './urlrules.js';
 import { netErrorText, isAbortError } from './firefox-runtime.js';
 
 const NAV_TIMEOUT_MS = 30_000;
+// How long Page.navigate waits, after the commit, for the new document's
+// first load event: Firefox commits a failed load (a refused port, a bad
+// certificate) and shows its error page a moment later, where Chromium's
+// answer names the error.
+export const ERROR_PAGE_MS = 1000;
 // Firefox aborts and restarts a navigation that moves to another content
 // process; a commit normally follows an abort within this time.
 const ABORT_GRACE_MS = 3_000;
@@ -91,10 +96,80 @@ export function pageDomain(fx) {
         else if (grace === null) grace = timers.setTimeout(() => done({ kind: 'error', errorText: lastError }), ABORT_GRACE_MS);
       }
     };
-    if (!waiters.has(tabId)) waiters.set(tabId, new Set());
-    waiters.get(tabId).add(listener);
+    listen(tabId, listener);
     timer = timers.setTimeout(() => done({ kind: 'timeout' }), NAV_TIMEOUT_MS);
     return { promise, cancel: () => done({ kind: 'cancelled' }) };
+  }
+
+  function listen(tabId, listener) {
+    if (!waiters.has(tabId)) waiters.set(tabId, new Set());
+    waiters.get(tabId).add(listener);
+  }
+
+  /**
+   * Firefox shows an error page for a failed load a moment after it says
+   * so: a load it refuses (a port) it commits and then shows its error page
+   * for; one it fails (a certificate) it reports failed, and then commits
+   * the error page. Either is part of the navigation, which must not end
+   * before it, or the next one would take its events for its own. This
+   * listens from now, so that no event is missed, and resolves with the
+   * error page's event, or null once the committed document loads as
+   * itself, the tab moves on, ERROR_PAGE_MS pass after the commit or the
+   * failure, or cancel is called.
+   */
+  function errorPageOf(tabId) {
+    let done;
+    let timer = null;
+    let committed = false;
+    const promise = new Promise((resolve) => {
+      done = (v) => {
+        if (timer !== null) timers.clearTimeout(timer);
+        const set = waiters.get(tabId);
+        set?.delete(listener);
+        if (set && set.size === 0) waiters.delete(tabId);
+        resolve(v);
+      };
+    });
+    const arm = () => {
+      if (timer === null) timer = timers.setTimeout(() => done(null), ERROR_PAGE_MS);
+    };
+    const listener = (ev) => {
+      switch (ev.kind) {
+        case 'errorPage':
+          done(ev);
+          break;
+        case 'error':
+          if (!isAbortError(ev.errorText)) arm();
+          break;
+        case 'commit':
+          if (committed && timer !== null) done(null);
+          committed = true;
+          arm();
+          break;
+        case 'domContentLoaded':
+          if (committed) done(null);
+          break;
+        case 'sameDoc':
+        case 'closed':
+          done(null);
+          break;
+      }
+    };
+    listen(tabId, listener);
+    return { promise, cancel: () => done(null) };
+  }
+
+  function domContentLoaded(d) {
+    fx.emitIf(d.tabId, 'Page', 'Page.domContentEventFired', { timestamp: fx.now() / 1000 });
+    lifecycle(d.tabId, 'DOMContentLoaded', fx.navs.get(d.tabId)?.loader);
+    notify(d.tabId, { kind: 'domContentLoaded' });
+  }
+
+  function completed(d) {
+    const loaderId = fx.navs.get(d.tabId)?.loader;
+    fx.emitIf(d.tabId, 'Page', 'Page.loadEventFired', { timestamp: fx.now() / 1000 });
+    lifecycle(d.tabId, 'load', loaderId);
+    fx.emitIf(d.tabId, 'Page', 'Page.frameStoppedLoading', { frameId: fx.frameIdOf(d.tabId) });
   }
 
   const methods = {
@@ -155,23 +230,29 @@ export function pageDomain(fx) {
       const loaderId = fx.mint();
       n.pending = loaderId;
       const wait = waitNavigation(tabId);
+      const errorPage = errorPageOf(tabId);
       try {
         await browser.tabs.update(tabId, { url: p.url });
       } catch (err) {
         wait.cancel();
+        errorPage.cancel();
         throw new WireError(Codes.internal, `cannot navigate tab ${tabId}: ${err?.message ?? err}`);
       }
       const ev = await wait.promise;
+      if (ev.kind !== 'commit' && ev.kind !== 'error') errorPage.cancel();
       const frameId = fx.frameIdOf(tabId);
       switch (ev.kind) {
         case 'sameDoc':
           return { frameId };
         case 'error':
+          await errorPage.promise;
           return { frameId, loaderId, errorText: ev.errorText };
         case 'closed':
           throw new WireError(Codes.noSuchTab, `tab ${tabId} closed while navigating`);
-        case 'commit':
-          return { frameId, loaderId: ev.loaderId };
+        case 'commit': {
+          const failed = await errorPage.promise;
+          return failed ? { frameId, loaderId: ev.loaderId, errorText: failed.errorText } : { frameId, loaderId: ev.loaderId };
+        }
         default:
           // Still loading: the caller waits for the load events itself.
           return { frameId, loaderId: n.pending ?? n.loader ?? loaderId };
@@ -222,15 +303,14 @@ export function pageDomain(fx) {
       }
       notify(d.tabId, { kind: 'commit', loaderId });
     },
-    domContentLoaded(d) {
-      fx.emitIf(d.tabId, 'Page', 'Page.domContentEventFired', { timestamp: fx.now() / 1000 });
-      lifecycle(d.tabId, 'DOMContentLoaded', fx.navs.get(d.tabId)?.loader);
-    },
-    completed(d) {
-      const loaderId = fx.navs.get(d.tabId)?.loader;
-      fx.emitIf(d.tabId, 'Page', 'Page.loadEventFired', { timestamp: fx.now() / 1000 });
-      lifecycle(d.tabId, 'load', loaderId);
-      fx.emitIf(d.tabId, 'Page', 'Page.frameStoppedLoading', { frameId: fx.frameIdOf(d.tabId) });
+    domContentLoaded,
+    completed,
+    errorPage(d, errorText) {
+      notify(d.tabId, { kind: 'errorPage', errorText });
+      // The error page loads as the document did: what waits for a load
+      // (a click, a reload) ends, and Firefox reports no other.
+      domContentLoaded(d);
+      completed(d);
     },
     navigationFailed(d) {
       notify(d.tabId, { kind: 'error', errorText: netErrorText(d.error) });

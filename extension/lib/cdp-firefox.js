@@ -26,6 +26,7 @@
 
 import { WireError, Codes } from './frames.js';
 import { HistoryTracker } from './firefox-history.js';
+import { errorPageText } from './firefox-runtime.js';
 import { createScripting } from './cdp-firefox-scripting.js';
 import { consoleCapture } from './cdp-firefox-console.js';
 import { runtimeDomain } from './cdp-firefox-runtime.js';
@@ -76,6 +77,8 @@ const STATE_KEY = 'firefoxCdp';
  * - beforeNavigate(d): a main-frame navigation starts (webNavigation details);
  * - committed(d, loaderId, st): a new document; st when the tab is attached;
  * - domContentLoaded(d), completed(d), navigationFailed(d): its progress;
+ * - errorPage(d, errorText): the committed document is Firefox's error page
+ *   for errorText (a net:: name); it loaded;
  * - sameDocument(d, navigationType): a fragment or history API move;
  * - createdNavigationTarget(d): a page opened a tab or window (d.sourceTabId,
  *   d.tabId), reported by the tab event and again by the navigation event;
@@ -246,11 +249,16 @@ export function createFirefoxCdp(browser, o = {}) {
 
   const wn = browser.webNavigation;
   if (wn) {
-    // The crashed-tab page reports its load (never a commit) like any
-    // document; it is no page of the tab's.
-    const main = (fn) => (d) => {
+    // Firefox's own pages in a tab report their load (never a commit) like
+    // any document. The crashed-tab page is no page of the tab's; an error
+    // page (a refused port, a bad certificate) is the failure of the
+    // document the tab committed, and its load is that document's.
+    const main = (fn, onErrorPage) => (d) => {
       if (d.frameId !== 0) return;
-      if (typeof d.url === 'string' && d.url.startsWith('about:tabcrashed')) tabCrashed(d.tabId);
+      const url = typeof d.url === 'string' ? d.url : '';
+      const errorText = errorPageText(url);
+      if (url.startsWith('about:tabcrashed')) tabCrashed(d.tabId);
+      else if (errorText !== '') onErrorPage?.(d, errorText);
       else fn(d);
     };
     wn.onBeforeNavigate.addListener(
@@ -274,7 +282,12 @@ export function createFirefoxCdp(browser, o = {}) {
         hook('committed', d, loaderId, tabs.get(d.tabId));
       }),
     );
-    wn.onDOMContentLoaded.addListener(main((d) => hook('domContentLoaded', d)));
+    wn.onDOMContentLoaded.addListener(
+      main(
+        (d) => hook('domContentLoaded', d),
+        (d, errorText) => hook('errorPage', d, errorText),
+      ),
+    );
     wn.onCompleted.addListener(main((d) => hook('completed', d)));
     wn.onErrorOccurred.addListener(main((d) => hook('navigationFailed', d)));
     const sameDoc = (type) =>

@@ -112,16 +112,30 @@ export function argumentValues(args) {
 
 // Firefox reports network failures as "Error code N" (an nsresult); CDP
 // callers expect Chromium's net:: names.
+// (The network module's codes are 0x804B0000 plus the number in Firefox's
+// ErrorList.)
 const netErrors = new Map([
-  [2152398850, 'net::ERR_ABORTED'], // NS_BINDING_ABORTED
-  [2152398861, 'net::ERR_CONNECTION_REFUSED'], // NS_ERROR_CONNECTION_REFUSED
-  [2152398862, 'net::ERR_TIMED_OUT'], // NS_ERROR_NET_TIMEOUT
-  [2152398868, 'net::ERR_CONNECTION_RESET'], // NS_ERROR_NET_RESET
-  [2152398878, 'net::ERR_NAME_NOT_RESOLVED'], // NS_ERROR_UNKNOWN_HOST
-  [2152398864, 'net::ERR_INTERNET_DISCONNECTED'], // NS_ERROR_OFFLINE
-  [2152398919, 'net::ERR_UNSAFE_PORT'], // NS_ERROR_PORT_ACCESS_NOT_ALLOWED
-  [2153390067, 'net::ERR_CERT_INVALID'], // SEC_ERROR_UNKNOWN_ISSUER
-  [2152398890, 'net::ERR_PROXY_CONNECTION_FAILED'], // NS_ERROR_PROXY_CONNECTION_REFUSED
+  [2152398850, 'net::ERR_ABORTED'], // NS_BINDING_ABORTED (2)
+  [2152398861, 'net::ERR_CONNECTION_REFUSED'], // NS_ERROR_CONNECTION_REFUSED (13)
+  [2152398862, 'net::ERR_TIMED_OUT'], // NS_ERROR_NET_TIMEOUT (14)
+  [2152398864, 'net::ERR_INTERNET_DISCONNECTED'], // NS_ERROR_OFFLINE (16)
+  [2152398867, 'net::ERR_UNSAFE_PORT'], // NS_ERROR_PORT_ACCESS_NOT_ALLOWED (19)
+  [2152398868, 'net::ERR_CONNECTION_RESET'], // NS_ERROR_NET_RESET (20)
+  [2152398878, 'net::ERR_NAME_NOT_RESOLVED'], // NS_ERROR_UNKNOWN_HOST (30)
+  [2152398879, 'net::ERR_TOO_MANY_REDIRECTS'], // NS_ERROR_REDIRECT_LOOP (31)
+  [2152398890, 'net::ERR_PROXY_CONNECTION_FAILED'], // NS_ERROR_UNKNOWN_PROXY_HOST (42)
+  [2152398919, 'net::ERR_CONNECTION_CLOSED'], // NS_ERROR_NET_INTERRUPT (71)
+  [2152398920, 'net::ERR_PROXY_CONNECTION_FAILED'], // NS_ERROR_PROXY_CONNECTION_REFUSED (72)
+]);
+
+// The security module's codes are 0x805A0000 plus minus an NSS error.
+const SECURITY_MODULE = 0x805a0000;
+const securityErrors = new Map([
+  [8179, 'net::ERR_CERT_AUTHORITY_INVALID'], // SEC_ERROR_UNKNOWN_ISSUER
+  [8181, 'net::ERR_CERT_DATE_INVALID'], // SEC_ERROR_EXPIRED_CERTIFICATE
+  [12276, 'net::ERR_CERT_COMMON_NAME_INVALID'], // SSL_ERROR_BAD_CERT_DOMAIN
+  [16370, 'net::ERR_CERT_AUTHORITY_INVALID'], // MOZILLA_PKIX_ERROR_SELF_SIGNED_CERT
+  [16379, 'net::ERR_CERT_DATE_INVALID'], // MOZILLA_PKIX_ERROR_NOT_YET_VALID_CERTIFICATE
 ]);
 
 const namedNetErrors = new Map([
@@ -136,9 +150,43 @@ const namedNetErrors = new Map([
 export function netErrorText(error) {
   const s = typeof error === 'string' ? error : String(error ?? '');
   const m = /Error code (\d+)/.exec(s);
-  if (m && netErrors.has(Number(m[1]))) return netErrors.get(Number(m[1]));
+  if (m) {
+    const n = Number(m[1]);
+    if (netErrors.has(n)) return netErrors.get(n);
+    if (n > SECURITY_MODULE && n <= SECURITY_MODULE + 0xffff) {
+      return securityErrors.get(n - SECURITY_MODULE) ?? `net::ERR_FAILED (Firefox security error -${n - SECURITY_MODULE})`;
+    }
+  }
   for (const [name, net] of namedNetErrors) if (s.includes(name)) return net;
   return s === '' ? 'net::ERR_FAILED' : s;
+}
+
+// Firefox shows some failures as an error page in the tab it committed
+// (about:neterror or about:certerror, with the kind of error as e=).
+const errorPages = new Map([
+  ['connectionFailure', 'net::ERR_CONNECTION_REFUSED'],
+  ['netTimeout', 'net::ERR_TIMED_OUT'],
+  ['dnsNotFound', 'net::ERR_NAME_NOT_RESOLVED'],
+  ['deniedPortAccess', 'net::ERR_UNSAFE_PORT'],
+  ['netReset', 'net::ERR_CONNECTION_RESET'],
+  ['netInterrupt', 'net::ERR_CONNECTION_CLOSED'],
+  ['netOffline', 'net::ERR_INTERNET_DISCONNECTED'],
+  ['proxyConnectFailure', 'net::ERR_PROXY_CONNECTION_FAILED'],
+  ['proxyResolveFailure', 'net::ERR_PROXY_CONNECTION_FAILED'],
+  ['redirectLoop', 'net::ERR_TOO_MANY_REDIRECTS'],
+  ['nssBadCert', 'net::ERR_CERT_INVALID'],
+  ['nssFailure2', 'net::ERR_SSL_PROTOCOL_ERROR'],
+  ['unknownProtocolFound', 'net::ERR_UNKNOWN_URL_SCHEME'],
+  ['malformedURI', 'net::ERR_INVALID_URL'],
+  ['contentEncodingError', 'net::ERR_CONTENT_DECODING_FAILED'],
+  ['corruptedContentErrorv2', 'net::ERR_INVALID_RESPONSE'],
+]);
+
+/** The net:: error an error page shows, or '' when url is no error page. */
+export function errorPageText(url) {
+  if (typeof url !== 'string' || !/^about:(neterror|certerror)\?/.test(url)) return '';
+  const e = new URLSearchParams(url.slice(url.indexOf('?') + 1)).get('e') ?? '';
+  return errorPages.get(e) ?? `net::ERR_FAILED (Firefox: ${e || 'an error page'})`;
 }
 
 export function isAbortError(error) {

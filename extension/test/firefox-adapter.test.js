@@ -5,6 +5,7 @@ import { createFirefoxCdp, ISOLATED_FILE, TOOLS_HELPER_FILE } from '../lib/cdp-f
 import { MAX_PENDING_REDIRECTS } from '../lib/cdp-firefox-network.js';
 import { MAX_RECENT, RECENT_MS } from '../lib/cdp-firefox-downloads.js';
 import { CRASH_REPORT_MS } from '../lib/cdp-firefox-scripting.js';
+import { ERROR_PAGE_MS } from '../lib/cdp-firefox-page.js';
 import { WireError } from '../lib/frames.js';
 import { startService } from '../lib/service.js';
 import { fakeChrome, fakeFirefox, FakeTimers, settle, until } from './fakes.js';
@@ -111,6 +112,7 @@ test('Page.navigate answers with the loader its commit and load events carry', a
   // Firefox aborts and restarts a navigation that changes process.
   browser.webNavigation.onErrorOccurred.fire({ tabId: 1, frameId: 0, error: 'Error code 2152398850' });
   browser.webNavigation.onCommitted.fire({ tabId: 1, frameId: 0, url: 'http://127.0.0.1:9/next', documentId: 'doc-2', transitionType: 'link', transitionQualifiers: [] });
+  browser.webNavigation.onDOMContentLoaded.fire({ tabId: 1, frameId: 0, url: 'http://127.0.0.1:9/next', documentId: 'doc-2' });
   const res = await nav;
   assert.equal(res.frameId, 'main-1');
   assert.ok(res.loaderId);
@@ -147,13 +149,76 @@ test("Page.getNavigationHistory names the current entry's title, as Chromium doe
   assert.equal(r.entries[r.currentIndex].title, 'Tab title');
 });
 
-test('a failed navigation reports its net:: error', async () => {
+test('a failed navigation reports its net:: error once its error page is in the tab', async () => {
   const { cdp, browser } = adapter();
   await cdp.attach(1);
+  const nav = cdp.send(1, 'Page.navigate', { url: 'https://127.0.0.1:9/' });
+  let res = null;
+  nav.then((r) => { res = r; });
+  await settle();
+  browser.webNavigation.onErrorOccurred.fire({ tabId: 1, frameId: 0, error: 'Error code 2153398258' });
+  await settle();
+  // Firefox commits its error page after it reported the failure; the next
+  // navigation must not take that for its own.
+  assert.equal(res, null, 'waits for the error page');
+  browser.webNavigation.onCommitted.fire({ tabId: 1, frameId: 0, url: 'https://127.0.0.1:9/', documentId: 'doc-err' });
+  await settle();
+  assert.equal(res, null, 'waits for the error page');
+  browser.webNavigation.onDOMContentLoaded.fire({ tabId: 1, frameId: 0, url: 'about:certerror?e=nssBadCert&u=https%3A//127.0.0.1%3A9/', documentId: 'doc-err' });
+  assert.equal((await nav).errorText, 'net::ERR_CERT_AUTHORITY_INVALID', 'the failure names the error better than its page');
+});
+
+test(`a failed navigation without an error page answers ${ERROR_PAGE_MS} ms after the failure`, async () => {
+  const timers = new FakeTimers();
+  const { cdp, browser } = adapter({ timers });
+  await cdp.attach(1);
   const nav = cdp.send(1, 'Page.navigate', { url: 'http://nowhere.invalid/' });
+  let res = null;
+  nav.then((r) => { res = r; });
   await settle();
   browser.webNavigation.onErrorOccurred.fire({ tabId: 1, frameId: 0, error: 'Error code 2152398878' });
-  assert.equal((await nav).errorText, 'net::ERR_NAME_NOT_RESOLVED');
+  await timers.advance(ERROR_PAGE_MS - 1);
+  assert.equal(res, null);
+  await timers.advance(1);
+  assert.equal(res.errorText, 'net::ERR_NAME_NOT_RESOLVED');
+});
+
+test('Page.navigate names the failure of a document Firefox commits and then shows as an error page', async () => {
+  for (const [page, want] of [
+    ['about:neterror?e=deniedPortAccess&u=http%3A//127.0.0.1%3A1/&c=UTF-8&d=%20', 'net::ERR_UNSAFE_PORT'],
+    ['about:certerror?e=nssBadCert&u=https%3A//127.0.0.1%3A9/&c=UTF-8&d=%20', 'net::ERR_CERT_INVALID'],
+    ['about:neterror?e=somethingNew&u=x', 'net::ERR_FAILED (Firefox: somethingNew)'],
+  ]) {
+    const { cdp, browser, events } = adapter();
+    await cdp.attach(1);
+    await cdp.send(1, 'Page.enable');
+    const nav = cdp.send(1, 'Page.navigate', { url: 'http://127.0.0.1:1/' });
+    await settle();
+    browser.webNavigation.onCommitted.fire({ tabId: 1, frameId: 0, url: 'http://127.0.0.1:1/', documentId: 'doc-2' });
+    await settle();
+    browser.webNavigation.onDOMContentLoaded.fire({ tabId: 1, frameId: 0, url: page, documentId: 'doc-2' });
+    const res = await nav;
+    assert.equal(res.errorText, want, page);
+    assert.ok(res.loaderId);
+    // Its load is the document's: what waits for one ends.
+    assert.ok(events.some(([, m]) => m === 'Page.loadEventFired'), page);
+  }
+});
+
+test(`a committed document that shows no error page within ${ERROR_PAGE_MS} ms is Page.navigate's answer`, async () => {
+  const timers = new FakeTimers();
+  const { cdp, browser } = adapter({ timers });
+  await cdp.attach(1);
+  const nav = cdp.send(1, 'Page.navigate', { url: 'http://127.0.0.1:9/slow' });
+  let res = null;
+  nav.then((r) => { res = r; });
+  await settle();
+  browser.webNavigation.onCommitted.fire({ tabId: 1, frameId: 0, url: 'http://127.0.0.1:9/slow', documentId: 'doc-2' });
+  await timers.advance(ERROR_PAGE_MS - 1);
+  assert.equal(res, null, 'waits for the first load event');
+  await timers.advance(1);
+  assert.ok(res.loaderId);
+  assert.equal(res.errorText, undefined);
 });
 
 test('events flow only for enabled domains', async () => {

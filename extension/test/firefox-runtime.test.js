@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { exceptionDetails, chromeStyleStack, helperCallName, argumentValues, explainEvalBlocked, netErrorText, isAbortError } from '../lib/firefox-runtime.js';
+import { exceptionDetails, chromeStyleStack, helperCallName, argumentValues, explainEvalBlocked, netErrorText, isAbortError, errorPageText } from '../lib/firefox-runtime.js';
 import { requestWillBeSent, responseReceived, loadingFailed, resourceType } from '../lib/firefox-network.js';
 
 test('Firefox stacks read like Chromium ones', () => {
@@ -69,6 +69,12 @@ test('Firefox network errors get net:: names', () => {
   assert.equal(netErrorText('Error code 2152398878'), 'net::ERR_NAME_NOT_RESOLVED');
   assert.equal(netErrorText('Error code 2152398861'), 'net::ERR_CONNECTION_REFUSED');
   assert.equal(netErrorText('NS_BINDING_ABORTED'), 'net::ERR_ABORTED');
+  assert.equal(netErrorText('Error code 2152398867'), 'net::ERR_UNSAFE_PORT', 'NS_ERROR_PORT_ACCESS_NOT_ALLOWED');
+  assert.equal(netErrorText('Error code 2152398920'), 'net::ERR_PROXY_CONNECTION_FAILED', 'NS_ERROR_PROXY_CONNECTION_REFUSED');
+  // Certificates: what Firefox said of a self-signed one, and one it has no name for.
+  assert.equal(netErrorText('Error code 2153398258'), 'net::ERR_CERT_AUTHORITY_INVALID');
+  assert.equal(netErrorText('Error code 2153390067'), 'net::ERR_CERT_AUTHORITY_INVALID');
+  assert.equal(netErrorText('Error code 2153390064'), 'net::ERR_FAILED (Firefox security error -8176)');
   assert.equal(netErrorText('Error code 1'), 'Error code 1');
   assert.equal(netErrorText(''), 'net::ERR_FAILED');
   assert.ok(isAbortError('Error code 2152398850'));
@@ -101,4 +107,14 @@ test('webRequest details become Network events', () => {
   assert.equal(resourceType('xmlhttprequest'), 'XHR');
   assert.equal(resourceType('imageset'), 'Image');
   assert.equal(resourceType('weird'), 'Other');
+});
+
+test('an error page Firefox shows names its error as Chromium would', () => {
+  assert.equal(errorPageText('about:neterror?e=deniedPortAccess&u=http%3A//127.0.0.1%3A1/&c=UTF-8'), 'net::ERR_UNSAFE_PORT');
+  assert.equal(errorPageText('about:neterror?e=connectionFailure&u=x'), 'net::ERR_CONNECTION_REFUSED');
+  assert.equal(errorPageText('about:certerror?e=nssBadCert&u=x'), 'net::ERR_CERT_INVALID');
+  assert.equal(errorPageText('about:neterror?u=x'), 'net::ERR_FAILED (Firefox: an error page)');
+  for (const url of ['about:tabcrashed?e=tabcrashed', 'http://127.0.0.1:9/?e=netTimeout', 'about:blank', undefined]) {
+    assert.equal(errorPageText(url), '', String(url));
+  }
 });
