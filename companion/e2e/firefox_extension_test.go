@@ -11,7 +11,6 @@ import (
 	_ "image/jpeg"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -163,10 +162,6 @@ func TestFirefoxExtension(t *testing.T) {
 		}
 	})
 
-	t.Run("navigation errors", func(t *testing.T) {
-		firefoxNavigationErrors(t, s)
-	})
-
 	t.Run("a crashed tab", func(t *testing.T) {
 		firefoxCrash(t, s)
 	})
@@ -250,39 +245,5 @@ func firefoxScreencastFPS(t *testing.T, s *harness.FirefoxStack) float64 {
 			t.Logf("%d frames of %v in %s", frames-1, size, d.Round(time.Millisecond))
 			return float64(frames-1) / d.Seconds()
 		}
-	}
-}
-
-// firefoxNavigationErrors: a load Firefox refuses fails navigate at once,
-// with the error named as Chromium names it. A port it refuses it commits
-// and then shows its error page for (navigate used to wait out its timeout
-// and report the error page as the page); a certificate it does not trust
-// it reports as a failed navigation (with a number navigate used to show).
-func firefoxNavigationErrors(t *testing.T, s *harness.FirefoxStack) {
-	tls := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "<!doctype html><title>Untrusted</title>")
-	}))
-	t.Cleanup(tls.Close)
-	cs := mcpSession(t, s.Reins, "errors")
-	created := mustTool(t, cs, "tabs_create_mcp", map[string]any{"url": s.Pages.URL("errors")})
-	m := createdRE.FindStringSubmatch(created.text)
-	if m == nil {
-		t.Fatalf("tabs_create_mcp: %s", created.text)
-	}
-	tab, _ := strconv.Atoi(m[1])
-	for _, c := range []struct{ url, want string }{
-		{"http://127.0.0.1:1/", "net::ERR_UNSAFE_PORT"},
-		{tls.URL + "/", "net::ERR_CERT_AUTHORITY_INVALID"},
-	} {
-		start := time.Now()
-		out := callTool(t, cs, "navigate", map[string]any{"tabId": tab, "url": c.url})
-		t.Logf("navigate to %s answered after %s: %s", c.url, time.Since(start).Round(time.Millisecond), out.text)
-		if !out.isErr || !strings.Contains(out.text, "[navigation_failed]") || !strings.Contains(out.text, c.want) {
-			t.Fatalf("navigate to %s answered %+v, want navigation_failed naming %s", c.url, out, c.want)
-		}
-	}
-	back := mustTool(t, cs, "navigate", map[string]any{"tabId": tab, "url": s.Pages.URL("errors")})
-	if !strings.Contains(back.text, harness.TestPageTitle("errors")) {
-		t.Fatalf("navigate after the errors: %s", back.text)
 	}
 }

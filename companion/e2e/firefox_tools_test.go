@@ -464,6 +464,32 @@ func toolSuite(t *testing.T, r *harness.Reins, agent string) {
 			t.Errorf("key did not report the navigation: %s", out.text)
 		}
 	})
+
+	// A load the browser refuses fails at once, with the error named as
+	// Chromium names it. Firefox commits a refused port and then shows its
+	// error page (navigate used to wait out its timeout and report that
+	// page as the page), and reports an untrusted certificate failed before
+	// it commits its error page (navigate used to answer a number).
+	t.Run("navigation errors", func(t *testing.T) {
+		tls := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, "<!doctype html><title>Untrusted</title>")
+		}))
+		t.Cleanup(tls.Close)
+		for _, c := range []struct{ url, want string }{
+			{"http://127.0.0.1:1/", "net::ERR_UNSAFE_PORT"},
+			{tls.URL + "/", "net::ERR_CERT_AUTHORITY_INVALID"},
+		} {
+			start := time.Now()
+			out := callTool(t, cs, "navigate", map[string]any{"tabId": tab, "url": c.url})
+			t.Logf("navigate to %s answered after %s: %s", c.url, time.Since(start).Round(time.Millisecond), out.text)
+			if !out.isErr || !strings.Contains(out.text, "[navigation_failed]") || !strings.Contains(out.text, c.want) {
+				t.Fatalf("navigate to %s answered %+v, want navigation_failed naming %s", c.url, out, c.want)
+			}
+		}
+		if out := mustTool(t, cs, "navigate", map[string]any{"tabId": tab, "url": toolsURL}); !strings.Contains(out.text, "Title: Tools page") {
+			t.Fatalf("navigate after the errors answered %s", out.text)
+		}
+	})
 }
 
 func mustAtoi(t *testing.T, s string) int {
