@@ -11,6 +11,7 @@ import (
 	_ "image/jpeg"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +163,10 @@ func TestFirefoxExtension(t *testing.T) {
 		}
 	})
 
+	t.Run("page calls on an error page", func(t *testing.T) {
+		firefoxErrorPage(t, s)
+	})
+
 	t.Run("a crashed tab", func(t *testing.T) {
 		firefoxCrash(t, s)
 	})
@@ -245,5 +250,40 @@ func firefoxScreencastFPS(t *testing.T, s *harness.FirefoxStack) float64 {
 			t.Logf("%d frames of %v in %s", frames-1, size, d.Round(time.Millisecond))
 			return float64(frames-1) / d.Seconds()
 		}
+	}
+}
+
+// firefoxErrorPage: Firefox runs no extension script in its error page, so
+// a page call on a tab that shows one says so, with the error, rather than
+// failing as an internal error (Chromium's calls run in its error page).
+func firefoxErrorPage(t *testing.T, s *harness.FirefoxStack) {
+	cs := mcpSession(t, s.Reins, "errorpage")
+	created := mustTool(t, cs, "tabs_create_mcp", map[string]any{"url": s.Pages.URL("errorpage")})
+	m := createdRE.FindStringSubmatch(created.text)
+	if m == nil {
+		t.Fatalf("tabs_create_mcp: %s", created.text)
+	}
+	tab, _ := strconv.Atoi(m[1])
+	if out := callTool(t, cs, "navigate", map[string]any{"tabId": tab, "url": "http://127.0.0.1:1/"}); !out.isErr || !strings.Contains(out.text, "net::ERR_UNSAFE_PORT") {
+		t.Fatalf("navigate to a blocked port answered %+v", out)
+	}
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"read_page", map[string]any{"tabId": tab}},
+		{"javascript_tool", map[string]any{"tabId": tab, "text": "1+1"}},
+		{"find", map[string]any{"tabId": tab, "query": "Try again button"}},
+	} {
+		out := callTool(t, cs, call.tool, call.args)
+		if !out.isErr || !strings.Contains(out.text, "[navigation_failed]") || !strings.Contains(out.text, "error page for net::ERR_UNSAFE_PORT") {
+			t.Fatalf("%s on Firefox's error page answered %+v, want navigation_failed naming the error page", call.tool, out)
+		}
+	}
+	if out := mustTool(t, cs, "navigate", map[string]any{"tabId": tab, "url": s.Pages.URL("errorpage")}); !strings.Contains(out.text, harness.TestPageTitle("errorpage")) {
+		t.Fatalf("navigate away from the error page answered %s", out.text)
+	}
+	if got := mustTool(t, cs, "javascript_tool", map[string]any{"tabId": tab, "text": "1+1"}); strings.TrimSpace(got.text) != "2" {
+		t.Fatalf("javascript_tool after the error page answered %s", got.text)
 	}
 }

@@ -9,10 +9,8 @@ import { unsupportedReason } from './urlrules.js';
 import { netErrorText, isAbortError } from './firefox-runtime.js';
 
 const NAV_TIMEOUT_MS = 30_000;
-// How long Page.navigate waits, after the commit, for the new document's
-// first load event: Firefox commits a failed load (a refused port, a bad
-// certificate) and shows its error page a moment later, where Chromium's
-// answer names the error.
+// How long Page.navigate waits, after the commit or the failure, for the
+// error page Firefox may show a moment later (see errorPageOf).
 export const ERROR_PAGE_MS = 1000;
 // Firefox aborts and restarts a navigation that moves to another content
 // process; a commit normally follows an abort within this time.
@@ -142,9 +140,12 @@ export function pageDomain(fx) {
           if (!isAbortError(ev.errorText)) arm();
           break;
         case 'commit':
-          if (committed && timer !== null) done(null);
-          committed = true;
-          arm();
+          if (committed) {
+            done(null);
+          } else {
+            committed = true;
+            arm();
+          }
           break;
         case 'domContentLoaded':
           if (committed) done(null);

@@ -37,10 +37,18 @@ function injectError(tabId, m) {
 }
 
 /**
- * @param {{browser:any, crashed:(tabId:number) => boolean, crashWithin:(tabId:number, ms:number) => Promise<boolean>}} fx
+ * @param {Pick<import('./cdp-firefox.js').FirefoxShared, 'browser'|'crashed'|'crashWithin'|'errorPage'>} fx
  * @returns {{inject:Function, isolated:Function}}
  */
-export function createScripting({ browser, crashed, crashWithin }) {
+export function createScripting({ browser, crashed, crashWithin, errorPage }) {
+  /** The error of a page Firefox keeps to itself (crashed, or its error page), or null. */
+  function ownPageError(tabId) {
+    if (crashed(tabId)) return crashedError();
+    const shown = errorPage(tabId);
+    if (shown !== '') return new WireError(Codes.navigationFailed, `tab ${tabId} shows Firefox's error page for ${shown}; navigate to load a page`);
+    return null;
+  }
+
   /** Runs a function or files in a document of the tab (by default its top one); returns the InjectionResult (error included). */
   async function inject(tabId, { func, args, files, world = 'ISOLATED', documentId, frameId = 0, immediately = false }) {
     const target = documentId ? { tabId, documentIds: [documentId] } : { tabId, frameIds: [frameId] };
@@ -55,7 +63,8 @@ export function createScripting({ browser, crashed, crashWithin }) {
     try {
       results = await browser.scripting.executeScript(details);
     } catch (err) {
-      if (crashed(tabId)) throw crashedError();
+      const own = ownPageError(tabId);
+      if (own) throw own;
       const m = err?.message ?? String(err);
       const e = injectError(tabId, m);
       if (!e) {
@@ -75,9 +84,8 @@ export function createScripting({ browser, crashed, crashWithin }) {
     }
     const r = results?.[0];
     if (!r) {
-      // The crashed-tab page takes scripts and runs none.
-      if (crashed(tabId)) throw crashedError();
-      throw new WireError(Codes.internal, `tab ${tabId}: the page did not run the script`);
+      // The crashed-tab and error pages take scripts and run none.
+      throw ownPageError(tabId) ?? new WireError(Codes.internal, `tab ${tabId}: the page did not run the script`);
     }
     return r;
   }

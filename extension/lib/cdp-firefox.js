@@ -66,6 +66,7 @@ const STATE_KEY = 'firefoxCdp';
  * @property {(tabId:number, op:string, args:any[], o?:object) => Promise<any>} isolated see cdp-firefox-scripting.js
  * @property {(tabId:number) => boolean} crashed whether the tab shows Firefox's crashed-tab page
  * @property {(tabId:number, ms:number) => Promise<boolean>} crashWithin whether the tab crashed or does so within ms
+ * @property {(tabId:number) => string} errorPage the error (a net:: name) whose page the tab shows, or ''
  *
  * @typedef {{domains:Set<string>, lifecycle:boolean, screencast:any}} TabState
  * @typedef {{pending:string|null, loader:string|null, url:string|null, documentId:string|null, history:HistoryTracker}} Nav
@@ -106,6 +107,9 @@ export function createFirefoxCdp(browser, o = {}) {
   const crashed = new Set();
   /** @type {Map<number, Set<(crashed:boolean) => void>>} */
   const crashWaiters = new Map();
+  // Tabs that show Firefox's error page for their document: the error.
+  /** @type {Map<number, string>} */
+  const errorPages = new Map();
   const randomId = o.randomId ?? (() => globalThis.crypto.randomUUID());
   const runId = randomId().slice(0, 8);
   let nextLoader = 1;
@@ -138,6 +142,7 @@ export function createFirefoxCdp(browser, o = {}) {
       if (st && st.domains.has(domain)) emit(tabId, method, params);
     },
     crashed: (tabId) => crashed.has(tabId),
+    errorPage: (tabId) => errorPages.get(tabId) ?? '',
     crashWithin(tabId, ms) {
       if (crashed.has(tabId)) return Promise.resolve(true);
       return new Promise((resolve) => {
@@ -279,13 +284,17 @@ export function createFirefoxCdp(browser, o = {}) {
         n.documentId = d.documentId ?? null;
         n.history.committed(d.url, d);
         crashed.delete(d.tabId);
+        errorPages.delete(d.tabId);
         hook('committed', d, loaderId, tabs.get(d.tabId));
       }),
     );
     wn.onDOMContentLoaded.addListener(
       main(
         (d) => hook('domContentLoaded', d),
-        (d, errorText) => hook('errorPage', d, errorText),
+        (d, errorText) => {
+          errorPages.set(d.tabId, errorText);
+          hook('errorPage', d, errorText);
+        },
       ),
     );
     wn.onCompleted.addListener(main((d) => hook('completed', d)));
@@ -307,6 +316,7 @@ export function createFirefoxCdp(browser, o = {}) {
 
   browser.tabs.onRemoved.addListener((tabId) => {
     crashed.delete(tabId);
+    errorPages.delete(tabId);
     wakeCrashWaiters(tabId, false);
     hook('tabClosed', tabId);
     navs.delete(tabId);

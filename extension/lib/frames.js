@@ -13,6 +13,7 @@ export const Codes = Object.freeze({
   restrictedUrl: 'restricted_url',
   notShared: 'not_shared',
   timeout: 'timeout',
+  navigationFailed: 'navigation_failed',
   internal: 'internal',
   paused: 'paused',
   unauthorized: 'unauthorized',

@@ -202,6 +202,14 @@ test('Page.navigate names the failure of a document Firefox commits and then sho
     assert.ok(res.loaderId);
     // Its load is the document's: what waits for one ends.
     assert.ok(events.some(([, m]) => m === 'Page.loadEventFired'), page);
+    // Firefox runs no script in its error page; a page call says which page
+    // the tab shows, until the next document.
+    const run = browser.scripting.executeScript;
+    browser.scripting.executeScript = async () => [null];
+    await rejectsCode(cdp.send(1, 'Page.createIsolatedWorld', { frameId: 'main-1' }), 'navigation_failed', new RegExp(`error page for ${want.replace(/[()]/g, '\\$&')}`));
+    browser.scripting.executeScript = run;
+    browser.webNavigation.onCommitted.fire({ tabId: 1, frameId: 0, url: 'http://127.0.0.1:9/', documentId: 'doc-3' });
+    assert.ok((await cdp.send(1, 'Page.createIsolatedWorld', { frameId: 'main-1' })).executionContextId > 0);
   }
 });
 
