@@ -12,12 +12,16 @@ const RELOADS = new Set(['Page.navigate', 'Page.reload']);
 
 /**
  * The coded error of a command the browser failed. A debugger that detached
- * while the command ran (the tab closing, the worker stopping) is not a
- * fault of ours: the agent may try again once the tab is back.
+ * while the command ran (the tab closing, the worker stopping), or a worker
+ * the browser stopped under it ("No SW"), is not a fault of ours: the agent
+ * may try again once the tab is back.
  */
 function commandError(method, message) {
   if (/detached while handling command/i.test(message)) {
     return new WireError(Codes.attachFailed, `the debugger detached from the tab while ${method} ran, which may not have finished; try again`);
+  }
+  if (/^no sw$/i.test(message)) {
+    return new WireError(Codes.attachFailed, `the browser stopped the extension's worker while ${method} ran, which may not have finished; try again`);
   }
   return new WireError(Codes.internal, message);
 }

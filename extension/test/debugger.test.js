@@ -56,13 +56,18 @@ test('a crashed renderer fails the calls waiting on its page, and every call but
   assert.equal(dbg.waiting.size, 0, 'no waiter is kept after its call ended');
 });
 
-test('a command the debugger detached from fails with attach_failed, not as an internal fault', async () => {
+test('a command the debugger detached from, or whose worker the browser stopped, fails with attach_failed, not as an internal fault', async () => {
   const cdp = fakeCdp();
   const dbg = manager(cdp);
   const call = dbg.call(7, 'Page.enable', {});
   await new Promise((r) => setImmediate(r));
   cdp.pending.at(-1).reject(new Error('Detached while handling command.'));
   await assert.rejects(call, (err) => err instanceof WireError && err.code === 'attach_failed' && /detached from the tab while Page\.enable ran/.test(err.message));
+  // The browser stopping the worker under a command (seen in the soak).
+  const stopped = dbg.call(7, 'Runtime.callFunctionOn', {});
+  await new Promise((r) => setImmediate(r));
+  cdp.pending.at(-1).reject(new Error('No SW'));
+  await assert.rejects(stopped, (err) => err.code === 'attach_failed' && /stopped the extension's worker while Runtime\.callFunctionOn ran/.test(err.message));
   const other = dbg.call(7, 'Runtime.evaluate', { expression: '1' });
   await new Promise((r) => setImmediate(r));
   cdp.pending.at(-1).reject(new Error('{"code":-32000,"message":"Object reference chain is too long"}'));
