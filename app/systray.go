@@ -8,6 +8,7 @@ import (
 	_ "image/png" // the tray icons
 	"log/slog"
 	"runtime"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/driver/desktop"
@@ -40,6 +41,18 @@ type trayIcon struct {
 	icon    []byte     // in the platform's format
 	menu    *fyne.Menu // nil until ui.Tray sets it
 	tip     string
+	built   *trayBuild // the platform menu as last built; nil before
+}
+
+// trayBuild is the platform menu made for one shape of the menu: its items
+// in the order addItems made them (each before its children), with what
+// each shows and does now.
+type trayBuild struct {
+	shape    string
+	items    []*systray.MenuItem
+	labels   []string
+	disabled []bool
+	actions  []func()
 }
 
 var _ desktop.App = (*trayIcon)(nil)
@@ -108,17 +121,49 @@ func (t *trayIcon) setTooltip(s string) {
 	}
 }
 
-// refresh replaces the platform menu with t.menu. Removing the old items
-// closes their click channels, which ends the goroutines that served them.
+// refresh brings the platform menu up to date with t.menu. While the menu
+// keeps its shape (the same items in the same places; a label, an enabled
+// state or an action changed) its items are updated where they are and keep
+// their ids: a panel sends a click by the id of the menu it showed, and a
+// rebuilt menu would drop a click made a moment after a tab's title changed
+// (Pause automation among them). Otherwise it is built again; removing the
+// old items closes their click channels, which ends the goroutines that
+// served them.
 func (t *trayIcon) refresh() {
 	if !t.started || t.menu == nil {
 		return
 	}
+	if b := t.built; b != nil && b.shape == menuShape(t.menu) {
+		i := 0
+		b.update(t.menu, &i)
+		return
+	}
 	systray.ResetMenu()
-	addItems(t.menu, nil)
+	t.built = &trayBuild{shape: menuShape(t.menu)}
+	t.built.add(t.menu, nil)
 }
 
-func addItems(m *fyne.Menu, parent *systray.MenuItem) {
+// menuShape is what a menu's platform items depend on: which items are
+// separators, which have a check box, and their submenus.
+func menuShape(m *fyne.Menu) string {
+	var b strings.Builder
+	for _, it := range m.Items {
+		switch {
+		case it.IsSeparator:
+			b.WriteByte('-')
+		case it.Checked:
+			b.WriteByte('x')
+		default:
+			b.WriteByte('o')
+		}
+		if it.ChildMenu != nil {
+			b.WriteString("(" + menuShape(it.ChildMenu) + ")")
+		}
+	}
+	return b.String()
+}
+
+func (b *trayBuild) add(m *fyne.Menu, parent *systray.MenuItem) {
 	for _, it := range m.Items {
 		if it.IsSeparator {
 			if parent == nil {
@@ -142,15 +187,51 @@ func addItems(m *fyne.Menu, parent *systray.MenuItem) {
 		if it.Disabled {
 			item.Disable()
 		}
+		i := len(b.items)
+		b.items = append(b.items, item)
+		b.labels = append(b.labels, it.Label)
+		b.disabled = append(b.disabled, it.Disabled)
+		b.actions = append(b.actions, it.Action)
 		if it.ChildMenu != nil {
-			addItems(it.ChildMenu, item)
+			b.add(it.ChildMenu, item)
 		}
-		if action := it.Action; action != nil {
-			go func() {
-				for range item.ClickedCh {
-					fyne.Do(action)
-				}
-			}()
+		go func() {
+			for range item.ClickedCh {
+				fyne.Do(func() {
+					if action := b.actions[i]; action != nil {
+						action()
+					}
+				})
+			}
+		}()
+	}
+}
+
+// update brings the items from *i on up to date with m, of the shape they
+// were made for.
+func (b *trayBuild) update(m *fyne.Menu, i *int) {
+	for _, it := range m.Items {
+		if it.IsSeparator {
+			continue
+		}
+		k := *i
+		*i++
+		item := b.items[k]
+		b.actions[k] = it.Action
+		if it.Label != b.labels[k] {
+			b.labels[k] = it.Label
+			item.SetTitle(it.Label)
+		}
+		if it.Disabled != b.disabled[k] {
+			b.disabled[k] = it.Disabled
+			if it.Disabled {
+				item.Disable()
+			} else {
+				item.Enable()
+			}
+		}
+		if it.ChildMenu != nil {
+			b.update(it.ChildMenu, i)
 		}
 	}
 }

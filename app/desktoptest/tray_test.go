@@ -42,6 +42,16 @@ func TestTrayMenuOverDBus(t *testing.T) {
 		t.Errorf("the Live view submenu does not list the shared tab: %s", menu)
 	}
 
+	// The tab's title changes after the panel showed the menu: the click
+	// on the item it showed still lands (the menu used to be built again,
+	// with new ids, and the click was lost).
+	if err := br.UpdateTab(wire.TabInfo{ID: 5, URL: "https://mail.example/", Title: "Inbox (1)", Shared: true, WindowID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	pnl.waitMenu(t, icon, "the tab's new title", func(m menuItem) bool {
+		_, ok := m.find("Inbox (1) — Chrome (Work)")
+		return ok
+	})
 	pnl.click(t, icon, pause)
 	if _, err := br.WaitPolicy(ctx, func(p wire.Policy) bool { return p.Paused }); err != nil {
 		t.Fatalf("clicking Pause automation did not pause the companion: %v", err)
