@@ -34,6 +34,10 @@ func runHeadless(env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Caught before the port opens: a SIGTERM the moment the companion
+	// answers (a supervisor's, a test's) must still shut it down cleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	// Refuse to start without a usable token store: with --keyring os and no
 	// reachable keychain the error names --keyring file.
 	store, err := openTokens(common.DataDir, common.Keyring)
@@ -53,8 +57,6 @@ func runHeadless(env Env, args []string) error {
 		}
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	var dev *devbrowser.Browser
 	if devBrowser != "" {
 		dev, err = startDevBrowser(ctx, c, devBrowser, !devHeaded, log)

@@ -3,9 +3,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"net"
 	"os"
+	"os/exec"
 	"regexp"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -163,4 +167,57 @@ func TestDevBrowserDiesWhenTheCompanionIsKilled(t *testing.T) {
 		t.Fatalf("%s after the companion was killed, its dev Chromium's processes %v still run", goneWithin, alive)
 	}
 	t.Logf("the dev Chromium and its %d helpers were gone %s after the companion was killed", len(group)-1, time.Since(start).Round(time.Millisecond))
+}
+
+// TestSIGTERMAsTheCompanionStarts stops reins headless the moment its port
+// takes connections, while it is still starting: it must exit cleanly, each
+// time. The signal used to be caught only once the companion had started, and
+// one that came earlier killed it (CI's package test caught one, 57 ms after
+// the start).
+func TestSIGTERMAsTheCompanionStarts(t *testing.T) {
+	bin, err := harness.Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		port, err := harness.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "headless", "--keyring", "file", "--port", strconv.Itoa(port), "--data-dir", t.TempDir())
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		// The kernel takes connections as soon as the port is bound, before
+		// the companion serves them.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("run %d: the port never opened: %v\n%s", i, err, out.String())
+			}
+			runtime.Gosched()
+		}
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Fatalf("run %d: reins headless, stopped as it started, exited with %v\n%s", i, err, out.String())
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("run %d: reins headless still runs 30 s after SIGTERM\n%s", i, out.String())
+		}
+	}
 }
