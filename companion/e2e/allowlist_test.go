@@ -31,12 +31,7 @@ func offTheWeb(r *harness.Reins) []string {
 // and each answer is restricted_url. It returns the agent's tab.
 func agentStaysOnTheWeb(t *testing.T, r *harness.Reins, cs *mcp.ClientSession, start string) int {
 	t.Helper()
-	out := mustTool(t, cs, "tabs_create_mcp", map[string]any{"url": start})
-	m := createdRE.FindStringSubmatch(out.text)
-	if m == nil {
-		t.Fatalf("no tab in %q", out.text)
-	}
-	tab, _ := strconv.Atoi(m[1])
+	tab := openTab(t, cs, start)
 	for _, u := range offTheWeb(r) {
 		for _, call := range []struct {
 			tool string

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,12 +25,7 @@ func TestACrashedTabAnswersThroughTheExtension(t *testing.T) {
 	t.Cleanup(pages.Close)
 	cs := mcpSession(t, s.Reins, "crashy")
 	url := pages.URL + "/fault?m=crashmarker&n=1"
-	created := mustTool(t, cs, "tabs_create_mcp", map[string]any{"url": url})
-	m := createdRE.FindStringSubmatch(created.text)
-	if m == nil {
-		t.Fatalf("tabs_create_mcp: %s", created.text)
-	}
-	tab, _ := strconv.Atoi(m[1])
+	tab := openTab(t, cs, url)
 	ctx := within(t, 60*time.Second)
 	var target harness.TargetInfo
 	targets, err := s.Chrome.Targets(ctx)
@@ -116,12 +110,7 @@ func TestWaitsEndWhenTheRendererCrashesThroughTheExtension(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	cs := mcpSession(t, s.Reins, "crashwait")
-	created := mustTool(t, cs, "tabs_create_mcp", map[string]any{"url": "about:blank"})
-	m := createdRE.FindStringSubmatch(created.text)
-	if m == nil {
-		t.Fatalf("tabs_create_mcp: %s", created.text)
-	}
-	tab, _ := strconv.Atoi(m[1])
+	tab := openTab(t, cs, "about:blank")
 	ctx := within(t, 90*time.Second)
 	answers := make(chan toolOut, 3)
 	go func() {
@@ -179,12 +168,7 @@ func firefoxCrash(t *testing.T, s *harness.FirefoxStack) {
 	pages := faultPages(inFlight)
 	t.Cleanup(pages.Close)
 	cs := mcpSession(t, s.Reins, "crashy")
-	created := mustTool(t, cs, "tabs_create_mcp", map[string]any{"url": pages.URL + "/fault?m=crashmarker&n=1"})
-	m := createdRE.FindStringSubmatch(created.text)
-	if m == nil {
-		t.Fatalf("tabs_create_mcp: %s", created.text)
-	}
-	tab, _ := strconv.Atoi(m[1])
+	tab := openTab(t, cs, pages.URL+"/fault?m=crashmarker&n=1")
 	ctx := within(t, 60*time.Second)
 	answers := make(chan toolOut, 3)
 	go func() {

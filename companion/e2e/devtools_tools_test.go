@@ -91,12 +91,10 @@ func reinsSettings(t *testing.T, r *harness.Reins, args ...string) string {
 	return string(out)
 }
 
-var e2eTabRE = regexp.MustCompile(`Created tab (\d+)`)
-
 func openTab(t *testing.T, cs *mcp.ClientSession, url string) int {
 	t.Helper()
 	out := mustTool(t, cs, "tabs_create_mcp", map[string]any{"url": url})
-	m := e2eTabRE.FindStringSubmatch(out.text)
+	m := createdRE.FindStringSubmatch(out.text)
 	if m == nil {
 		t.Fatalf("tabs_create_mcp answered %s", out.text)
 	}

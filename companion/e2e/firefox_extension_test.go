@@ -11,7 +11,6 @@ import (
 	_ "image/jpeg"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -258,12 +257,7 @@ func firefoxScreencastFPS(t *testing.T, s *harness.FirefoxStack) float64 {
 // failing as an internal error (Chromium's calls run in its error page).
 func firefoxErrorPage(t *testing.T, s *harness.FirefoxStack) {
 	cs := mcpSession(t, s.Reins, "errorpage")
-	created := mustTool(t, cs, "tabs_create_mcp", map[string]any{"url": s.Pages.URL("errorpage")})
-	m := createdRE.FindStringSubmatch(created.text)
-	if m == nil {
-		t.Fatalf("tabs_create_mcp: %s", created.text)
-	}
-	tab, _ := strconv.Atoi(m[1])
+	tab := openTab(t, cs, s.Pages.URL("errorpage"))
 	if out := callTool(t, cs, "navigate", map[string]any{"tabId": tab, "url": "http://127.0.0.1:1/"}); !out.isErr || !strings.Contains(out.text, "net::ERR_UNSAFE_PORT") {
 		t.Fatalf("navigate to a blocked port answered %+v", out)
 	}
