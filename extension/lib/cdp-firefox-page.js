@@ -80,9 +80,7 @@ export function pageDomain(fx) {
       done = (v) => {
         timers.clearTimeout(timer);
         if (grace !== null) timers.clearTimeout(grace);
-        const set = waiters.get(tabId);
-        set?.delete(listener);
-        if (set && set.size === 0) waiters.delete(tabId);
+        unlisten(tabId, listener);
         resolve(v);
       };
     });
@@ -104,6 +102,12 @@ export function pageDomain(fx) {
     waiters.get(tabId).add(listener);
   }
 
+  function unlisten(tabId, listener) {
+    const set = waiters.get(tabId);
+    set?.delete(listener);
+    if (set && set.size === 0) waiters.delete(tabId);
+  }
+
   /**
    * Firefox shows an error page for a failed load a moment after it says
    * so: a load it refuses (a port) it commits and then shows its error page
@@ -122,9 +126,7 @@ export function pageDomain(fx) {
     const promise = new Promise((resolve) => {
       done = (v) => {
         if (timer !== null) timers.clearTimeout(timer);
-        const set = waiters.get(tabId);
-        set?.delete(listener);
-        if (set && set.size === 0) waiters.delete(tabId);
+        unlisten(tabId, listener);
         resolve(v);
       };
     });
