@@ -51,8 +51,8 @@ const (
 	// start, when it began later) to an error answer.
 	maxTimeToError = time.Second
 	// maxReconnect bounds the time until the extension is back: after a
-	// stopped worker from the stop, after a restart from the moment the
-	// new companion listens.
+	// stopped worker from the moment the browser started it again, after a
+	// restart from the moment the new companion listens.
 	maxReconnect = 2 * time.Second
 	// callDeadline is when a call without an answer counts as lost: far
 	// beyond every bound above, so a slow machine does not make losses.
@@ -170,6 +170,8 @@ type faultRun struct {
 	faults      []faultEvent
 	fired       map[string]int
 	errAnswers  []errAnswer
+	okTimes     []time.Duration // how long each right answer took
+	okWorst     timedAnswer     // the slowest right answer
 	reconnects  map[string]time.Duration
 	samples     []soakSample
 	faultErrors []string // failures of the injector itself
@@ -576,6 +578,11 @@ func (r *faultRun) answered(what string, start, end time.Time, ans answer) {
 	switch ans.code {
 	case "":
 		r.ok++
+		d := end.Sub(start)
+		r.okTimes = append(r.okTimes, d)
+		if d > r.okWorst.d {
+			r.okWorst = timedAnswer{d: d, what: what}
+		}
 	case "lost":
 		last := "no fault"
 		for i := len(r.faults) - 1; i >= 0; i-- {
@@ -709,7 +716,18 @@ func (r *faultRun) fire(kind string) bool {
 			r.fail("the extension never came back after its worker stopped: %v", err)
 			return true
 		}
-		r.reconnected("extension after its worker stopped", extBrowser(snap.Browsers).Since.Sub(at))
+		// As after a companion restart the time is counted from the new
+		// process's listening: the browser's start of the worker comes
+		// first, and is printed.
+		back := extBrowser(snap.Browsers).Since
+		started, err := s.Chrome.WorkerStarted(ctx)
+		if err != nil {
+			r.fail("%v", err)
+			return true
+		}
+		r.reconnected("extension after its worker stopped (from the worker's start)", back.Sub(started))
+		r.note("extension worker stopped until the browser started it", started.Sub(at))
+		r.note("extension worker stopped until it was back", back.Sub(at))
 	case faultCompanion:
 		i := r.fault(kind)
 		if err := s.Reins.Kill(); err != nil {
@@ -891,8 +909,8 @@ func unrendered(a errAnswer) bool {
 // before it (from when it happened, or from when it was set about for an
 // answer that came in between), or from the call's start when that is
 // later; unrendered answers apart. The longest comes first.
-func (r *faultRun) timesToError(unrenderedToo bool) []timedError {
-	var out []timedError
+func (r *faultRun) timesToError(unrenderedToo bool) []timedAnswer {
+	var out []timedAnswer
 	for _, a := range r.errAnswers {
 		if unrendered(a) != unrenderedToo {
 			continue
@@ -917,13 +935,13 @@ func (r *faultRun) timesToError(unrenderedToo bool) []timedError {
 		if from.Equal(a.start) {
 			started = "after the fault"
 		}
-		out = append(out, timedError{d: a.end.Sub(from), what: fmt.Sprintf("%s → %s after %q, the call started %s (%s)", a.what, a.code, cause, started, a.text)})
+		out = append(out, timedAnswer{d: a.end.Sub(from), what: fmt.Sprintf("%s → %s after %q, the call started %s (%s)", a.what, a.code, cause, started, a.text)})
 	}
-	slices.SortFunc(out, func(x, y timedError) int { return cmp.Compare(y.d, x.d) })
+	slices.SortFunc(out, func(x, y timedAnswer) int { return cmp.Compare(y.d, x.d) })
 	return out
 }
 
-type timedError struct {
+type timedAnswer struct {
 	d    time.Duration
 	what string
 }
@@ -1055,6 +1073,12 @@ func (r *faultRun) report(took time.Duration) {
 		}
 		at := func(q int) time.Duration { return ts[(len(ts)-1)*(100-q)/100].d.Round(time.Millisecond) }
 		fmt.Fprintf(&b, "  times to error of %d error answers: p50 %s, p99 %s, %d over %s\n", len(ts), at(50), at(99), over, maxTimeToError)
+		if n := len(r.okTimes); n > 0 {
+			// The load's own latency, beside which the errors' is read.
+			ok := slices.Sorted(slices.Values(r.okTimes))
+			q := func(f float64) time.Duration { return ok[int(float64(n-1)*f)].Round(time.Millisecond) }
+			fmt.Fprintf(&b, "  times of the %d right answers: p50 %s, p99 %s, p99.9 %s, worst %s (%s)\n", n, q(.5), q(.99), q(.999), ok[n-1].Round(time.Millisecond), r.okWorst.what)
+		}
 		for _, te := range ts[1:min(len(ts), 5)] {
 			fmt.Fprintf(&b, "    next: %s %s\n", te.d.Round(time.Millisecond), te.what)
 		}

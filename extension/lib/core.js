@@ -63,10 +63,16 @@ export class Core {
       timers,
       idleMs,
     });
+    /**
+     * Settles once what storage holds is read (options, sharing): enough
+     * for the link to the companion, which starts at once and need not wait
+     * for the tab checks that complete ready.
+     */
+    this.stored = this.loadStored();
     this.ready = this.load();
   }
 
-  async load() {
+  async loadStored() {
     const chrome = this.chrome;
     const [session, local] = await Promise.all([
       chrome.storage.session.get(['sharing', 'groups', 'groupOwners', 'policy']),
@@ -82,9 +88,12 @@ export class Core {
     if (session.policy && typeof session.policy === 'object') this.policy = session.policy;
     this.options = normalizeOptions(local);
     this.haveCatalog = Boolean(local.toolsCatalog);
+  }
 
+  async load() {
+    await this.stored;
     // Tabs closed while the worker slept never reached onRemoved.
-    const tabs = await chrome.tabs.query({});
+    const tabs = await this.chrome.tabs.query({});
     let dirty = this.sharing.retainOnly(tabs.map((t) => t.id));
     dirty = (await this.pruneGroups()) || dirty;
     try {

@@ -56,6 +56,19 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
   let pairingError = '';
   let keyCheckedAt = -Infinity;
 
+  // What the link reads from storage, asked for as the worker starts,
+  // beside the core's state: a worker the browser started again makes no
+  // storage round trip of its own on its way back to the companion. Each
+  // value is taken from here once; later reads go to storage.
+  const linkStart = Promise.all([
+    chrome.storage.session.get(['linkPort', 'browserSessionId']),
+    chrome.storage.local.get(['linkKey', 'instanceId']),
+  ]).then(([session, local]) => ({ ...session, ...local }));
+  linkStart.catch(() => {}); // startValue reads storage again
+  let keyFromStart = true;
+  /** @type {Promise<{instanceId:string, browserSessionId:string}>|null} the hello's ids */
+  let helloIds = null;
+
   const conn = new Connection({
     WebSocket,
     log,
@@ -91,6 +104,7 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
   }
 
   async function resolvePort(fast) {
+    await storedState();
     const opts = core.options;
     if (opts.port !== '') return opts.port;
     // Moments after a working link dropped, the port is the one it had: no
@@ -102,7 +116,7 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
     // proves who answers there; if nothing does, the next try asks the host.
     if (!triedLinkPort) {
       triedLinkPort = true;
-      const { linkPort } = await chrome.storage.session.get('linkPort');
+      const linkPort = await startValue('session', 'linkPort');
       const port = parsePort(linkPort);
       if (port !== null) return port;
     }
@@ -123,11 +137,18 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
     return DEFAULT_PORT;
   }
 
+  /** The stored options are read (defaults if storage failed: ready says why). */
+  function storedState() {
+    return core.stored.catch(() => {});
+  }
+
   // --- the link key ------------------------------------------------------
 
   async function storedKey() {
     if (linkKey) return linkKey;
-    const { linkKey: stored } = await chrome.storage.local.get('linkKey');
+    const fromStart = keyFromStart;
+    keyFromStart = false;
+    const stored = fromStart ? await startValue('local', 'linkKey') : (await chrome.storage.local.get('linkKey')).linkKey;
     const key = fromBase64(stored);
     linkKey = key && key.length === KEY_BYTES ? key : null;
     return linkKey;
@@ -194,20 +215,40 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
     }
   }
 
+  /** A value of the start's read, or of storage if that read failed. */
+  async function startValue(area, key) {
+    try {
+      return (await linkStart)[key];
+    } catch {
+      return (await chrome.storage[area].get(key))[key];
+    }
+  }
+
+  /** The ids the hello carries: this install's, and this browser session's (storage.session outlives the worker). */
+  function ids() {
+    helloIds ??= readIds().catch((err) => {
+      helloIds = null;
+      throw err;
+    });
+    return helloIds;
+  }
+
+  async function readIds() {
+    const [instanceId, browserSessionId] = await Promise.all([startValue('local', 'instanceId'), startValue('session', 'browserSessionId')]);
+    const next = { instanceId, browserSessionId };
+    if (typeof next.instanceId !== 'string' || next.instanceId === '') {
+      next.instanceId = crypto.randomUUID();
+      await chrome.storage.local.set({ instanceId: next.instanceId });
+    }
+    if (typeof next.browserSessionId !== 'string' || next.browserSessionId === '') {
+      next.browserSessionId = crypto.randomUUID();
+      await chrome.storage.session.set({ browserSessionId: next.browserSessionId });
+    }
+    return next;
+  }
+
   async function buildHello() {
-    const [{ instanceId }, { browserSessionId }] = await Promise.all([
-      chrome.storage.local.get('instanceId'),
-      chrome.storage.session.get('browserSessionId'),
-    ]);
-    const ids = { instanceId, browserSessionId };
-    if (typeof ids.instanceId !== 'string' || ids.instanceId === '') {
-      ids.instanceId = crypto.randomUUID();
-      await chrome.storage.local.set({ instanceId: ids.instanceId });
-    }
-    if (typeof ids.browserSessionId !== 'string' || ids.browserSessionId === '') {
-      ids.browserSessionId = crypto.randomUUID();
-      await chrome.storage.session.set({ browserSessionId: ids.browserSessionId });
-    }
+    const [{ instanceId, browserSessionId }] = await Promise.all([ids(), storedState()]);
     const uaData = navigator.userAgentData;
     const hello = {
       version: PROTOCOL_VERSION,
@@ -215,8 +256,8 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
       browser: detectBrowser({ brands: uaData?.brands, userAgent: navigator.userAgent, isBrave: Boolean(navigator.brave) }),
       browserEngine: core.engine,
       userAgent: navigator.userAgent,
-      instanceId: ids.instanceId,
-      browserSessionId: ids.browserSessionId,
+      instanceId,
+      browserSessionId,
     };
     if (core.options.profile) hello.profile = core.options.profile;
     return hello;
@@ -467,23 +508,20 @@ export function startService({ chrome, WebSocket, navigator, crypto, log = conso
       port.disconnect();
       return;
     }
-    core.ready.then(() => conn.ensure());
+    conn.ensure();
   });
 
   // The socket's pings keep the worker alive; the alarm restarts the
   // connection if the browser stopped the worker anyway.
   chrome.alarms.onAlarm.addListener((alarm) => {
-    if (alarm.name === KEEPALIVE_ALARM) core.ready.then(() => conn.ensure());
+    if (alarm.name === KEEPALIVE_ALARM) conn.ensure();
   });
   chrome.alarms.create(KEEPALIVE_ALARM, { periodInMinutes: 0.5 });
 
-  core.ready.then(
-    () => conn.ensure(),
-    (err) => {
-      log.warn('reins: cannot load state', err);
-      conn.ensure();
-    },
-  );
+  // The link starts at once: it needs only the stored options, and the
+  // companion's requests wait for the rest of the state (dispatcher).
+  core.ready.catch((err) => log.warn('reins: cannot load state', err));
+  conn.ensure();
 
   return { core, conn, dispatcher };
 }

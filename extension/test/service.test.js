@@ -650,3 +650,48 @@ test('a tab description read while a tabs event arrives is not kept', async () =
   const next = await cdp(3);
   assert.equal(next.code, 'restricted_url', 'the next request asks the browser again');
 });
+
+test('the link opens while the tab checks of a starting worker are still under way, and requests wait for them', async () => {
+  FakeSocket.all = [];
+  const chrome = fakeChrome({ tabs: [{ id: 1, url: 'https://example.com/', title: 'E' }] });
+  // A busy browser: the worker's tabs query has not answered yet.
+  const query = chrome.tabs.query.bind(chrome.tabs);
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  let first = true;
+  chrome.tabs.query = async (q) => {
+    if (first) {
+      first = false;
+      await held;
+    }
+    return query(q);
+  };
+  // A worker started again is back on the link after the storage reads it
+  // asks for as it starts, with none of its own on the way.
+  await chrome.storage.local.set({ instanceId: 'i-1', linkKey: TEST_LINK_KEY });
+  await chrome.storage.session.set({ browserSessionId: 's-1', linkPort: 47123 });
+  const reads = [];
+  for (const area of ['local', 'session']) {
+    const get = chrome.storage[area].get.bind(chrome.storage[area]);
+    chrome.storage[area].get = (keys) => {
+      reads.push(area);
+      return get(keys);
+    };
+  }
+  const timers = new FakeTimers();
+  startService({ chrome, WebSocket: FakeSocket, navigator, crypto, timers, log: { warn() {} } });
+  await until(() => FakeSocket.all.length === 1, 'a socket before the tabs query answered');
+  const ws = FakeSocket.all[0];
+  assert.equal(ws.port, 47123, "the session's last link port");
+  await ws.open();
+  assert.deepEqual(reads.sort(), ['local', 'local', 'session', 'session'], 'storage reads on the way to the hello');
+  assert.equal(ws.sent[0].params.instanceId, 'i-1');
+  assert.equal(ws.sent[0].params.browserSessionId, 's-1');
+  ws.receive({ id: 4, method: 'tabs.list' });
+  await settle();
+  assert.deepEqual(ws.sent.map((f) => f.event ?? f.id), ['hello', 'auth'], 'nothing but the handshake before the state is loaded');
+  release();
+  await until(() => ws.sent.some((f) => f.id === 4), 'the answer once the state is loaded');
+  assert.deepEqual(ws.sent.find((f) => f.id === 4).result.map((t) => t.id), [1]);
+  assert.equal(ws.sent[2].event, 'tabs', 'the tabs listing still comes first after the handshake');
+});

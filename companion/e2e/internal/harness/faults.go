@@ -139,6 +139,28 @@ func (c *Chromium) StopServiceWorker(ctx context.Context) error {
 	return nil
 }
 
+// WorkerStarted returns when the extension's running service worker
+// started (its performance.timeOrigin): after StopServiceWorker, the time
+// the browser took to start it again (a new extension process, under load
+// most of the wait) is before it, and the extension's own way back to the
+// companion after it.
+func (c *Chromium) WorkerStarted(ctx context.Context) (time.Time, error) {
+	sw, err := c.ServiceWorker(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	sid, err := c.Attach(ctx, sw.TargetID)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("attaching to the extension's worker: %w", err)
+	}
+	defer c.Detach(context.WithoutCancel(ctx), sid)
+	var origin float64
+	if err := c.Evaluate(ctx, sid, "performance.timeOrigin", &origin); err != nil {
+		return time.Time{}, fmt.Errorf("reading the worker's start: %w", err)
+	}
+	return time.UnixMicro(int64(origin * 1000)), nil
+}
+
 // CrashTab crashes the renderer of a page target (Page.crash on a session
 // of its own), behind the extension's back, and returns once the browser
 // reports the crash (Inspector.targetCrashed). A page with nothing to crash
