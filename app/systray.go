@@ -133,13 +133,14 @@ func (t *trayIcon) refresh() {
 	if !t.started || t.menu == nil {
 		return
 	}
-	if b := t.built; b != nil && b.shape == menuShape(t.menu) {
+	shape := menuShape(t.menu)
+	if b := t.built; b != nil && b.shape == shape {
 		i := 0
 		b.update(t.menu, &i)
 		return
 	}
 	systray.ResetMenu()
-	t.built = &trayBuild{shape: menuShape(t.menu)}
+	t.built = &trayBuild{shape: shape}
 	t.built.add(t.menu, nil)
 }
 
