@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -57,14 +56,16 @@ func runHeadless(env Env, args []string) error {
 		}
 		return err
 	}
-	var dev *devbrowser.Browser
+	var dev *devbrowser.Keeper
 	if devBrowser != "" {
-		dev, err = startDevBrowser(ctx, c, devBrowser, !devHeaded, log)
+		// Kept for the companion's life: one that exits on its own starts
+		// again under the same browser id.
+		dev, err = devbrowser.Keep(ctx, devbrowser.Options{Path: devBrowser, Headless: !devHeaded, Logger: log}, c.Hub())
 		if err != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			c.Shutdown(sctx)
-			return err
+			return fmt.Errorf("--dev-browser: %w", err)
 		}
 		defer dev.Close()
 	}
@@ -81,23 +82,6 @@ func runHeadless(env Env, args []string) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return c.Shutdown(sctx)
-}
-
-// startDevBrowser launches a Chromium the companion drives itself and
-// registers it with the hub, where it shows with mode dev.
-func startDevBrowser(ctx context.Context, c *companion.Companion, path string, headless bool, log *slog.Logger) (*devbrowser.Browser, error) {
-	lctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	b, err := devbrowser.Launch(lctx, devbrowser.Options{Path: path, Headless: headless, Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("--dev-browser: %w", err)
-	}
-	if _, err := b.Attach(c.Hub()); err != nil {
-		b.Close()
-		return nil, fmt.Errorf("--dev-browser: %w", err)
-	}
-	log.Info("dev browser attached", "path", path, "headless", headless)
-	return b, nil
 }
 
 type stringList []string

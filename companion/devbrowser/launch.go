@@ -64,13 +64,17 @@ type Options struct {
 	ExtraArgs []string
 	// StartTimeout bounds the wait for Chromium's first answer.
 	StartTimeout time.Duration
+	// InstanceID is the id Attach presents to the hub, which keeps a
+	// browser id per instance. Empty means a new one.
+	InstanceID string
 }
 
 // Browser is a running dev Chromium and its CDP connection.
 type Browser struct {
-	log     *slog.Logger
-	dir     string
-	tempDir bool
+	log      *slog.Logger
+	dir      string
+	tempDir  bool
+	instance string // the hub's instance id (Attach)
 	// sandboxed is whether Chromium runs with its sandbox.
 	sandboxed bool
 
@@ -122,7 +126,10 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 // launch makes one attempt; on failure it returns what Chromium wrote to
 // stderr.
 func launch(ctx context.Context, opts Options, log *slog.Logger, sandbox bool) (*Browser, string, error) {
-	b := &Browser{log: log, dir: opts.UserDataDir, sandboxed: sandbox, stderrDone: make(chan struct{})}
+	b := &Browser{log: log, dir: opts.UserDataDir, instance: opts.InstanceID, sandboxed: sandbox, stderrDone: make(chan struct{})}
+	if b.instance == "" {
+		b.instance = NewInstanceID()
+	}
 	if b.dir == "" {
 		dir, err := os.MkdirTemp("", "reins-dev-profile-")
 		if err != nil {
@@ -256,7 +263,7 @@ func (b *Browser) Attach(h *hub.Hub) (*hub.Browser, error) {
 		ExtensionVersion: "dev",
 		Browser:          "Chromium (dev)",
 		BrowserEngine:    wire.EngineChromium,
-		InstanceID:       "dev-" + randomID(),
+		InstanceID:       b.instance,
 		BrowserSessionID: randomID(),
 	}
 	hb, err := h.Attach(hello, hub.ModeDev, b.link)
@@ -336,6 +343,10 @@ func (b *Browser) removeDir() error {
 	}
 	return nil
 }
+
+// NewInstanceID is an instance id for Options.InstanceID: one per browser
+// the hub should know as one across launches.
+func NewInstanceID() string { return "dev-" + randomID() }
 
 func randomID() string {
 	var buf [12]byte

@@ -11,11 +11,14 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/e2e/internal/harness"
+	"github.com/reinshq/reins/companion/hub"
 	"github.com/reinshq/reins/companion/internal/proctest"
 )
 
@@ -167,6 +170,82 @@ func TestDevBrowserDiesWhenTheCompanionIsKilled(t *testing.T) {
 		t.Fatalf("%s after the companion was killed, its dev Chromium's processes %v still run", goneWithin, alive)
 	}
 	t.Logf("the dev Chromium and its %d helpers were gone %s after the companion was killed", len(group)-1, time.Since(start).Round(time.Millisecond))
+}
+
+// The dev browser used to be launched once: when it died (a crash, its
+// window closed, the OOM killer), agents had no browser until the companion
+// was restarted. It now starts again under the same browser id, and an
+// agent that chose it goes on without choosing again; the call on the tab
+// that went with it answers with a code.
+func TestTheDevBrowserStartsAgainAfterItDies(t *testing.T) {
+	r, pid := startDevCompanion(t)
+	ctx := within(t, 2*time.Minute)
+	w, err := r.Client.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var dev hub.BrowserInfo
+	for _, b := range w.Last().Browsers {
+		if b.Mode == hub.ModeDev {
+			dev = b
+		}
+	}
+	if dev.ID == "" {
+		t.Fatalf("no dev browser in %+v", w.Last().Browsers)
+	}
+	cs := mcpSession(t, r, "keeper-agent")
+	mustTool(t, cs, "switch_browser", map[string]any{"browserId": dev.ID})
+	tab := openTab(t, cs, "about:blank")
+	if out := mustTool(t, cs, "javascript_tool", map[string]any{"tabId": tab, "text": "6*7"}); !strings.Contains(out.text, "42") {
+		t.Fatalf("javascript_tool answered %s", out.text)
+	}
+
+	killed := time.Now()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The tab went with the browser: its call answers with a code, whether
+	// the browser is still away or already back.
+	out := callTool(t, cs, "javascript_tool", map[string]any{"tabId": tab, "text": "6*7"})
+	if !out.isErr || !codeRE.MatchString(out.text) {
+		t.Fatalf("a call on the dead browser's tab answered %+v, want an error with a code", out)
+	}
+	t.Logf("the call on the dead browser's tab answered in %s: %.120s", time.Since(killed).Round(time.Millisecond), out.text)
+	snap, err := w.Until(within(t, 30*time.Second), func(snap admin.Snapshot) bool {
+		for _, b := range snap.Browsers {
+			if b.ID == dev.ID && b.Since.After(dev.Since) {
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		t.Fatalf("the dev browser never came back: %v\n%s", err, harness.Tail(r.Output(), 30))
+	}
+	for _, b := range snap.Browsers {
+		if b.ID == dev.ID {
+			t.Logf("the dev browser was back under %s %s after it was killed", b.ID, b.Since.Sub(killed).Round(time.Millisecond))
+		}
+	}
+	// The process's output trails what it answers.
+	var starts [][]string
+	r.WaitOutput(within(t, 10*time.Second), func(out string) bool {
+		starts = devStartedRE.FindAllStringSubmatch(out, -1)
+		return len(starts) >= 2
+	})
+	if len(starts) != 2 || starts[1][1] == strconv.Itoa(pid) {
+		t.Fatalf("dev browser starts in the log: %v, want the first and a new one", starts)
+	}
+	t.Cleanup(func() { os.RemoveAll(starts[1][2]) })
+	if _, err := os.Stat(starts[0][2]); !os.IsNotExist(err) {
+		t.Fatalf("the dead browser's profile %s is still there (%v)", starts[0][2], err)
+	}
+	// The agent's browser is the same one: no switch_browser.
+	tab = openTab(t, cs, "about:blank")
+	if out := mustTool(t, cs, "javascript_tool", map[string]any{"tabId": tab, "text": "6*7"}); !strings.Contains(out.text, "42") {
+		t.Fatalf("javascript_tool in the new dev browser answered %s", out.text)
+	}
 }
 
 // TestSIGTERMAsTheCompanionStarts stops reins headless the moment its port

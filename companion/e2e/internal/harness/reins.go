@@ -222,14 +222,28 @@ func (r *Reins) LogTime(s string) (time.Time, bool) {
 // process's output trails what it answers on its sockets) and returns its
 // time.
 func (r *Reins) WaitLogTime(ctx context.Context, s string) (time.Time, error) {
+	var t time.Time
+	err := r.WaitOutput(ctx, func(string) bool {
+		var ok bool
+		t, ok = r.LogTime(s)
+		return ok
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("no log line %q: %w", s, err)
+	}
+	return t, nil
+}
+
+// WaitOutput waits until the process's output so far satisfies ok.
+func (r *Reins) WaitOutput(ctx context.Context, ok func(out string) bool) error {
 	next := Backoff()
 	for {
-		if t, ok := r.LogTime(s); ok {
-			return t, nil
+		if ok(r.out.String()) {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return time.Time{}, fmt.Errorf("no log line %q: %w", s, ctx.Err())
+			return ctx.Err()
 		case <-time.After(next()):
 		}
 	}
