@@ -67,7 +67,6 @@ func runHeadless(env Env, args []string) error {
 			c.Shutdown(sctx)
 			return fmt.Errorf("--dev-browser: %w", err)
 		}
-		defer dev.Close()
 	}
 	<-ctx.Done()
 	log.Info("shutting down")

@@ -29,12 +29,12 @@ const (
 // chose it keeps it; its tabs went with the old one, and their calls
 // failed with the link.
 type Keeper struct {
-	opts   Options
-	hub    *hub.Hub
-	stop   context.CancelFunc
-	done   chan struct{}
-	mu     sync.Mutex
-	cur    *Browser
+	opts Options
+	hub  *hub.Hub
+	stop context.CancelFunc
+	done chan struct{}
+	mu   sync.Mutex
+	cur  *Browser
 }
 
 // Keep launches the browser, attaches it to h and keeps it until ctx ends
@@ -55,13 +55,6 @@ func Keep(ctx context.Context, opts Options, h *hub.Hub) (*Keeper, error) {
 	}
 	go k.run(ctx, b)
 	return k, nil
-}
-
-// Current is the running browser, or nil while it is launched again.
-func (k *Keeper) Current() *Browser {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.cur
 }
 
 // Close stops keeping the browser and closes it (Browser.Close).
