@@ -93,10 +93,6 @@ type tokenWatcher interface {
 	Watch(ctx context.Context, onError func(error)) error
 }
 
-// drainTimeout bounds the wait for HTTP requests in flight at shutdown,
-// so that a companion stops within 2 s of being asked.
-const drainTimeout = 500 * time.Millisecond
-
 // ErrPortInUse is returned by Start when another program holds the port.
 var ErrPortInUse = errors.New("port in use")
 
@@ -380,17 +376,13 @@ func (c *Companion) Shutdown(ctx context.Context) error {
 	}
 	var err error
 	if c.srv != nil {
-		// Requests still in flight get drainTimeout to finish; then their
-		// connections close under them.
-		dctx, cancel := context.WithTimeout(ctx, drainTimeout)
-		err = c.srv.Shutdown(dctx)
-		cancel()
+		var cut bool
+		cut, err = httpbound.Stop(ctx, c.srv)
 		if errors.Is(err, net.ErrClosed) {
 			err = nil // the listener, closed above
 		}
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			c.log.Warn("requests still running at shutdown were cut off", "after", drainTimeout)
-			err = c.srv.Close()
+		if cut {
+			c.log.Warn("requests still running at shutdown were cut off", "after", httpbound.DrainTimeout)
 		}
 		os.Remove(filepath.Join(c.cfg.DataDir, nativemsg.PortFileName))
 	}

@@ -58,12 +58,12 @@ func Serve(ln net.Listener, h *Handler, log *slog.Logger) *Server {
 	return s
 }
 
-// Close stops the channel, waiting for requests in flight until ctx ends,
-// and removes the socket file. Inspection streams end first, so they do
-// not hold it.
+// Close stops the channel and removes the socket file. Requests in flight
+// get httpbound.DrainTimeout to finish (inspection streams end first, so
+// they do not hold it); then their connections close under them.
 func (s *Server) Close(ctx context.Context) error {
 	s.h.stop()
-	err := s.srv.Shutdown(ctx)
+	_, err := httpbound.Stop(ctx, s.srv)
 	<-s.done
 	cleanup(s.ln)
 	return err

@@ -324,3 +324,35 @@ func TestNoRouteAnswersJSON(t *testing.T) {
 		}
 	}
 }
+
+// The bug: a connection that had not sent its request yet (`reins mcp`
+// dialling again as the companion stopped) held Close for the 5 s
+// http.Server.Shutdown gives such a connection: the companion's stop took
+// longer than its 2 s budget.
+func TestCloseIsNotHeldByASilentConnection(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		return // a pipe, not a socket to dial by hand; the same Close
+	}
+	dir := shortDir(t)
+	ln, err := Listen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Serve(ln, NewHandler(Options{}), nil)
+	silent, err := net.Dial("unix", Address(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	// The silent connection was accepted once another is answered.
+	_, _ = NewClient(dir).Status(ctx(t))
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := s.Close(c); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Close took %s", took)
+	}
+}

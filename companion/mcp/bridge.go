@@ -36,8 +36,18 @@ type BridgeOptions struct {
 var ErrTokenRefused = errors.New("reins refused the agent token: it may have been revoked; issue a new one with reins token issue NAME")
 
 // Bridge relays JSON-RPC messages between an MCP client speaking
-// newline-delimited JSON on in/out and the companion's /mcp, until either
-// side ends. It returns nil when the client closes its input.
+// newline-delimited JSON on in/out and the companion's /mcp, until the
+// client closes its input (then it returns nil), ctx ends, or the companion
+// refuses the token.
+//
+// The client launched the bridge once and cannot tell it to connect again,
+// so the bridge outlives the companion: when the companion stops or starts
+// again (an update, a crash, the person quitting the app), every call still
+// in flight is answered with an error, a call made while it is away is
+// refused at once, and the bridge opens a new session as soon as the
+// companion is back, initialised as the client initialised the first. The
+// client's session goes on under the same token, so the agent keeps its
+// tabs.
 func Bridge(ctx context.Context, in io.ReadCloser, out io.Writer, opts BridgeOptions) error {
 	rt := &bridgeTransport{token: opts.Token, base: opts.Transport}
 	if t, ok := opts.Transport.(interface{ CloseIdleConnections() }); ok {
@@ -50,102 +60,429 @@ func Bridge(ctx context.Context, in io.ReadCloser, out io.Writer, opts BridgeOpt
 	if err != nil {
 		return err
 	}
-
 	local, err := (&sdk.IOTransport{Reader: in, Writer: nopWriteCloser{out}}).Connect(ctx)
 	if err != nil {
 		return err
 	}
-	remote, err := (&sdk.StreamableClientTransport{Endpoint: opts.Endpoint, HTTPClient: hc}).Connect(ctx)
-	if err != nil {
+	ctx, cancel = context.WithCancel(ctx)
+	defer cancel()
+	b := &bridge{ctx: ctx, hc: hc, rt: rt, opts: opts, local: local, pending: map[jsonrpc.ID]pendingCall{}, done: make(chan error, 1)}
+	if err := b.open(false); err != nil {
 		local.Close()
 		return err
 	}
-	ctx, cancel = context.WithCancel(ctx)
-	defer cancel()
-
-	var (
-		mu         sync.Mutex
-		initID     jsonrpc.ID
-		listenOnce sync.Once
-		wg         sync.WaitGroup
-	)
-	defer wg.Wait()
-	errs := make(chan error, 2)
-	// client → companion
-	go func() {
-		for {
-			msg, err := local.Read(ctx)
-			if err != nil {
-				if errors.Is(err, io.EOF) || ctx.Err() != nil {
-					err = nil
-				}
-				errs <- err
-				return
-			}
-			if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
-				mu.Lock()
-				initID = req.ID
-				mu.Unlock()
-			}
-			err = remote.Write(ctx, msg)
-			if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "notifications/initialized" && err == nil {
-				// What the companion says on its own (a changed tool list,
-				// log messages) arrives on the session's GET stream.
-				listenOnce.Do(func() {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						listenStandalone(ctx, hc, opts.Endpoint, remote.SessionID(), rt.negotiated(), opts.OnStream, func(m jsonrpc.Message) error { return local.Write(ctx, m) })
-					}()
-				})
-			}
-			if err != nil {
-				// A call must get an answer, or the client waits forever.
-				if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-					local.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "reins: " + err.Error()}})
-				}
-				if ctx.Err() != nil {
-					errs <- nil
-					return
-				}
-			}
-		}
-	}()
-	// companion → client
-	go func() {
-		for {
-			msg, err := remote.Read(ctx)
-			if err != nil {
-				if ctx.Err() != nil {
-					err = nil
-				} else {
-					err = fmt.Errorf("connection to reins lost: %w", err)
-				}
-				errs <- err
-				return
-			}
-			if resp, ok := msg.(*jsonrpc.Response); ok {
-				mu.Lock()
-				isInit := initID.IsValid() && resp.ID == initID
-				mu.Unlock()
-				if isInit {
-					rt.learnVersion(resp.Result)
-				}
-			}
-			if err := local.Write(ctx, msg); err != nil {
-				errs <- fmt.Errorf("writing to the MCP client: %w", err)
-				return
-			}
-		}
-	}()
-	err = <-errs
+	b.wg.Add(1)
+	go b.fromClient()
+	err = <-b.done
 	cancel()
-	// Closing the remote side ends the session with a DELETE; closing the
-	// local side unblocks its reader.
-	remote.Close()
+	b.mu.Lock()
+	s := b.cur
+	b.cur, b.closed = nil, true
+	b.mu.Unlock()
+	if s != nil {
+		// Closing the session ends it at the companion with a DELETE.
+		s.cancel()
+		s.conn.Close()
+	}
+	// Closing the local side unblocks its reader.
 	local.Close()
-	<-errs
+	b.wg.Wait()
 	return err
+}
+
+// What a client hears for a call the companion cannot answer.
+const (
+	msgAway = "reins: Reins is not running, or is starting again; the call was not made. Start the Reins app if it is closed, then try again"
+	msgLost = "reins: the connection to Reins was lost while this call ran; it may or may not have finished. Try again once Reins is back"
+)
+
+// reconnectBackoff paces the bridge's attempts to reach a companion that
+// went away: the first at once, then doubling to the cap.
+const (
+	reconnectFirst = 100 * time.Millisecond
+	reconnectCap   = 2 * time.Second
+)
+
+type bridge struct {
+	ctx   context.Context
+	hc    *http.Client
+	rt    *bridgeTransport
+	opts  BridgeOptions
+	local sdk.Connection
+	done  chan error // the first reason to end
+	wg    sync.WaitGroup
+
+	mu     sync.Mutex
+	cur    *bridgeSession // nil while the companion is away
+	up     chan struct{}  // closed when the next session opens
+	gen    int            // the newest session's number
+	closed bool
+	// pending holds the client's calls sent to a session and not
+	// answered yet: each gets exactly one answer.
+	pending map[jsonrpc.ID]pendingCall
+	// init is the client's initialize request, initID its id, and
+	// initDone says the client got its answer: a new session is then
+	// initialised with the same parameters. initialized says the client
+	// sent notifications/initialized.
+	init        *jsonrpc.Request
+	initID      jsonrpc.ID
+	initDone    bool
+	initialized bool
+}
+
+// bridgeSession is one MCP session with the companion.
+type bridgeSession struct {
+	conn   sdk.Connection
+	gen    int
+	ctx    context.Context
+	cancel context.CancelFunc
+	listen sync.Once
+}
+
+func (b *bridge) end(err error) {
+	select {
+	case b.done <- err:
+	default:
+	}
+}
+
+// fromClient relays the client's messages to the current session.
+func (b *bridge) fromClient() {
+	defer b.wg.Done()
+	for {
+		msg, err := b.local.Read(b.ctx)
+		if err != nil {
+			if errors.Is(err, io.EOF) || b.ctx.Err() != nil {
+				err = nil
+			}
+			b.end(err)
+			return
+		}
+		req, _ := msg.(*jsonrpc.Request)
+		call := req != nil && req.IsCall()
+		b.mu.Lock()
+		if req != nil && req.Method == "initialize" {
+			b.init, b.initID, b.initDone = req, req.ID, false
+		}
+		if req != nil && req.Method == "notifications/initialized" {
+			b.initialized = true
+		}
+		s := b.cur
+		b.mu.Unlock()
+		var id jsonrpc.ID
+		if call {
+			id = req.ID
+		}
+		if s == nil {
+			if call {
+				b.answer(id, msgAway)
+			}
+			continue
+		}
+		mine, err := b.send(s, msg, id, call)
+		if err != nil && errors.Is(err, sdk.ErrSessionMissing) {
+			// The companion started again and forgot the session; the
+			// message never reached a session. Send it again on the next.
+			b.lose(s)
+			if s = b.waitSession(); s == nil {
+				if mine {
+					b.answer(id, msgAway)
+				}
+				continue
+			}
+			mine, err = b.send(s, msg, id, call)
+		}
+		if err == nil {
+			if req != nil && req.Method == "notifications/initialized" {
+				b.listen(s)
+			}
+			continue
+		}
+		if b.ctx.Err() != nil {
+			b.end(nil)
+			return
+		}
+		gone := b.gone(err)
+		// A call must get an answer, or the client waits forever.
+		if mine {
+			if gone {
+				b.answer(id, msgAway)
+			} else {
+				b.answer(id, "reins: "+err.Error())
+			}
+		}
+		if gone {
+			b.lose(s)
+		}
+	}
+}
+
+// pendingCall is a call of the client's sent to session gen; sent says
+// its write is over, so that losing the session answers it.
+type pendingCall struct {
+	gen  int
+	sent bool
+}
+
+// send writes msg to session s. While a call is written it is send's to
+// answer: mine says a write that failed left it unanswered, for the caller
+// to answer or send again. A session lost during the write answers it here.
+func (b *bridge) send(s *bridgeSession, msg jsonrpc.Message, id jsonrpc.ID, call bool) (mine bool, err error) {
+	if call {
+		b.mu.Lock()
+		b.pending[id] = pendingCall{gen: s.gen}
+		b.mu.Unlock()
+	}
+	err = s.conn.Write(b.ctx, msg)
+	if !call {
+		return false, err
+	}
+	b.mu.Lock()
+	p, ok := b.pending[id]
+	lost := false
+	switch {
+	case !ok: // answered already
+	case err != nil:
+		delete(b.pending, id)
+		mine = true
+	case b.cur != s:
+		delete(b.pending, id)
+		lost = true
+	default:
+		p.sent = true
+		b.pending[id] = p
+	}
+	b.mu.Unlock()
+	if lost {
+		b.answer(id, msgLost)
+	}
+	return mine, err
+}
+
+// sessionWait bounds how long a message the companion refused for a
+// forgotten session waits for the bridge's next one.
+const sessionWait = 5 * time.Second
+
+// waitSession returns the current session, waiting up to sessionWait for
+// one to open; nil if none did.
+func (b *bridge) waitSession() *bridgeSession {
+	b.mu.Lock()
+	s, up := b.cur, b.up
+	b.mu.Unlock()
+	if s != nil {
+		return s
+	}
+	t := time.NewTimer(sessionWait)
+	defer t.Stop()
+	select {
+	case <-up:
+	case <-t.C:
+	case <-b.ctx.Done():
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cur
+}
+
+// gone says whether a failed write means the session is over: the
+// companion forgot it (it started again) or no longer answers.
+func (b *bridge) gone(err error) bool {
+	if errors.Is(err, sdk.ErrSessionMissing) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	return preflight(ctx, b.hc, b.opts.Endpoint) != nil
+}
+
+// fromCompanion relays a session's messages to the client until it ends.
+func (b *bridge) fromCompanion(s *bridgeSession) {
+	defer b.wg.Done()
+	for {
+		msg, err := s.conn.Read(s.ctx)
+		if err != nil {
+			if s.ctx.Err() == nil {
+				b.lose(s)
+			}
+			return
+		}
+		if resp, ok := msg.(*jsonrpc.Response); ok {
+			if !b.settle(resp.ID) {
+				continue // answered already, when its session was lost
+			}
+			b.mu.Lock()
+			isInit := b.initID.IsValid() && resp.ID == b.initID
+			if isInit && resp.Error == nil {
+				b.initDone = true
+			}
+			b.mu.Unlock()
+			if isInit {
+				b.rt.learnVersion(resp.Result)
+			}
+		}
+		if err := b.local.Write(b.ctx, msg); err != nil {
+			b.end(fmt.Errorf("writing to the MCP client: %w", err))
+			return
+		}
+	}
+}
+
+// settle takes a call off the pending list; false if it was not on it.
+func (b *bridge) settle(id jsonrpc.ID) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.pending[id]; !ok {
+		return false
+	}
+	delete(b.pending, id)
+	return true
+}
+
+func (b *bridge) answer(id jsonrpc.ID, msg string) {
+	b.local.Write(b.ctx, &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}})
+}
+
+// lose ends session s once: its calls still in flight are answered with an
+// error, and the bridge sets about opening a new one.
+func (b *bridge) lose(s *bridgeSession) {
+	b.mu.Lock()
+	if b.cur != s || b.closed {
+		b.mu.Unlock()
+		return
+	}
+	b.cur, b.up = nil, make(chan struct{})
+	var lost []jsonrpc.ID
+	for id, p := range b.pending {
+		if p.gen == s.gen && p.sent {
+			lost = append(lost, id)
+			delete(b.pending, id)
+		}
+	}
+	b.wg.Add(2)
+	b.mu.Unlock()
+	s.cancel()
+	go func() {
+		defer b.wg.Done()
+		s.conn.Close() // a companion that merely forgot it is told to end it
+	}()
+	for _, id := range lost {
+		b.answer(id, msgLost)
+	}
+	go b.reconnect()
+}
+
+// reconnect opens a new session once the companion answers again, until
+// the bridge ends; a refused token ends the bridge.
+func (b *bridge) reconnect() {
+	defer b.wg.Done()
+	wait := time.Duration(0)
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		err := b.open(true)
+		if err == nil {
+			return
+		}
+		if errors.Is(err, ErrTokenRefused) {
+			b.end(err)
+			return
+		}
+		wait = min(max(2*wait, reconnectFirst), reconnectCap)
+	}
+}
+
+// open starts a session with the companion and makes it current. With
+// again, the session is initialised as the client initialised the first,
+// and the client is told to read the tool list again.
+func (b *bridge) open(again bool) error {
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	if err := preflight(ctx, b.hc, b.opts.Endpoint); err != nil {
+		return err
+	}
+	conn, err := (&sdk.StreamableClientTransport{Endpoint: b.opts.Endpoint, HTTPClient: b.hc}).Connect(b.ctx)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	init, initDone, initialized := b.init, b.initDone, b.initialized
+	b.mu.Unlock()
+	replay := again && init != nil && initDone
+	if replay {
+		if err := reinitialize(ctx, conn, init, initialized); err != nil {
+			conn.Close()
+			return err
+		}
+	}
+	sctx, scancel := context.WithCancel(b.ctx)
+	s := &bridgeSession{conn: conn, ctx: sctx, cancel: scancel}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		scancel()
+		conn.Close()
+		return nil
+	}
+	b.gen++
+	s.gen = b.gen
+	b.cur = s
+	if b.up != nil {
+		close(b.up)
+		b.up = nil
+	}
+	b.wg.Add(1)
+	b.mu.Unlock()
+	go b.fromCompanion(s)
+	if replay {
+		if initialized {
+			b.listen(s)
+		}
+		b.local.Write(b.ctx, &jsonrpc.Request{Method: "notifications/tools/list_changed"})
+	}
+	return nil
+}
+
+// reinitialize initialises a new session with the client's own initialize
+// parameters (under an id of the bridge's, whose answer stays here).
+func reinitialize(ctx context.Context, conn sdk.Connection, init *jsonrpc.Request, initialized bool) error {
+	id, err := jsonrpc.MakeID("reins-bridge-initialize")
+	if err != nil {
+		return err
+	}
+	if err := conn.Write(ctx, &jsonrpc.Request{ID: id, Method: "initialize", Params: init.Params}); err != nil {
+		return err
+	}
+	for {
+		msg, err := conn.Read(ctx)
+		if err != nil {
+			return err
+		}
+		if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID == id {
+			if resp.Error != nil {
+				return resp.Error
+			}
+			break
+		}
+	}
+	if !initialized {
+		return nil
+	}
+	return conn.Write(ctx, &jsonrpc.Request{Method: "notifications/initialized"})
+}
+
+// listen opens session s's stream of what the companion says on its own
+// (a changed tool list, log messages), once.
+func (b *bridge) listen(s *bridgeSession) {
+	s.listen.Do(func() {
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			listenStandalone(s.ctx, b.hc, b.opts.Endpoint, s.conn.SessionID(), b.rt.negotiated(), b.opts.OnStream, func(m jsonrpc.Message) error { return b.local.Write(b.ctx, m) })
+		}()
+	})
 }
 
 // preflight tells "not reachable" and "token refused" apart before the MCP

@@ -2,7 +2,10 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/reinshq/reins/companion/companiontest"
 	"github.com/reinshq/reins/companion/mcp"
 	"github.com/reinshq/reins/companion/tokens"
+	"github.com/reinshq/reins/companion/tools"
 )
 
 // running is a started companion with its admin channel.
@@ -184,4 +188,171 @@ func TestBridgeWithARefusedToken(t *testing.T) {
 	if !errors.Is(err, mcp.ErrTokenRefused) {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// holdRunner's hold tool runs until the companion ends it or the test
+// lets it go; its other tools answer at once.
+type holdRunner struct {
+	fakeRunner
+	started chan struct{}
+	release chan struct{}
+}
+
+func (h *holdRunner) Catalog() []tools.Info {
+	return append(slices.Clone(catalog), tools.Info{Name: "hold", Description: "Hold.", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)})
+}
+
+func (h *holdRunner) Call(ctx context.Context, s *tools.Session, tool string, args json.RawMessage) *tools.Result {
+	if tool != "hold" {
+		return h.fakeRunner.Call(ctx, s, tool, args)
+	}
+	h.started <- struct{}{}
+	select {
+	case <-ctx.Done():
+		return tools.Failure(ctx.Err())
+	case <-h.release:
+		return &tools.Result{Content: []tools.Content{{Type: "text", Text: "held"}}}
+	}
+}
+
+// The client launched `reins mcp` once and cannot make it connect again:
+// the bridge outlives the companion. A call in flight when the companion
+// stops gets one answer, a call made while it is away is refused at once,
+// and when a companion of the same data dir is back the client's own
+// session goes on, as the same agent, without the client doing anything;
+// a restart the bridge did not see (the companion gone and back between
+// two calls) costs no call at all.
+func TestBridgeOutlivesTheCompanion(t *testing.T) {
+	dir := companiontest.ShortDir(t)
+	tm, err := tokens.Open(dir, tokens.KeyringFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tm.Issue("desktop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func() (*companion.Companion, *holdRunner) {
+		h := &holdRunner{started: make(chan struct{}, 1), release: make(chan struct{})}
+		c, _ := companiontest.Start(t, companion.Config{DataDir: dir, Version: "test", Tokens: tm, Tools: h})
+		return c, h
+	}
+	stop := func(c *companion.Companion) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := c.Shutdown(ctx); err != nil {
+			t.Fatalf("shutdown: %v", err)
+		}
+	}
+	c, hold := start()
+
+	opened := make(chan struct{}, 4)
+	p := companiontest.NewPipes()
+	ctx, cancel := context.WithCancel(ctxT(t))
+	done := make(chan error, 1)
+	go func() {
+		err := mcp.Bridge(ctx, p.BridgeIn, p.BridgeOut, mcp.BridgeOptions{
+			Transport: admin.Transport(dir), Endpoint: admin.URL + "/mcp", Token: tok,
+			OnStream: func() { opened <- struct{}{} },
+		})
+		p.BridgeOut.Close()
+		done <- err
+	}()
+	changed := make(chan struct{}, 4)
+	cl := sdk.NewClient(&sdk.Implementation{Name: "desktop-client", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := cl.Connect(ctxT(t), p.Client, nil)
+	if err != nil {
+		t.Fatalf("initialize through the bridge: %v", err)
+	}
+	wait := func(ch chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-ctxT(t).Done():
+			t.Fatalf("timed out waiting: %s", what)
+		}
+	}
+	wait(opened, "the first session's stream")
+	click := func() (*sdk.CallToolResult, error) {
+		return cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "browser_click", Arguments: map[string]any{"tabId": 1}})
+	}
+	if res, err := click(); err != nil || res.IsError {
+		t.Fatalf("a call before the restart: %v %+v", err, res)
+	}
+
+	// A call in flight when the companion stops is cut short: the stop
+	// does not wait for it, and it gets one answer, an error.
+	held := make(chan error, 1)
+	go func() {
+		res, err := cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "hold", Arguments: map[string]any{}})
+		if err == nil && !res.IsError {
+			err = errors.New("the held call succeeded")
+		}
+		if err == nil {
+			err = errors.New(resultText(res))
+		}
+		held <- err
+	}()
+	wait(hold.started, "the held call to start")
+	stopped := time.Now()
+	stop(c)
+	if took := time.Since(stopped); took > 2*time.Second {
+		t.Fatalf("a call in flight held the companion's stop for %s", took)
+	}
+	select {
+	case err := <-held:
+		// Its answer is the companion's shutting_down when the answer
+		// leaves before the session closes, else the transport's own.
+		t.Logf("the call in flight when the companion stopped: %v", err)
+	case <-ctxT(t).Done():
+		t.Fatal("the call in flight when the companion stopped got no answer")
+	}
+
+	// A call while no companion runs: refused at once, with a sentence.
+	if _, err := click(); err == nil || !strings.Contains(err.Error(), "Reins is not running") {
+		t.Fatalf("a call while the companion is away: %v", err)
+	}
+
+	// The companion is back: the bridge opens a new session on its own,
+	// and tells the client to read the tool list again.
+	c, _ = start()
+	wait(opened, "a new session's stream")
+	wait(changed, "the tool list to be announced again")
+	res, err := click()
+	if err != nil || res.IsError {
+		t.Fatalf("a call after the restart: %v %+v", err, res)
+	}
+	if got := resultText(res); got != "clicked for desktop" {
+		t.Fatalf("after the restart the call answered %q", got)
+	}
+
+	// Gone and back between two calls: the bridge learns of it from the
+	// call itself, which the new companion then answers.
+	stop(c)
+	_, h := start()
+	res, err = click()
+	if err != nil || res.IsError {
+		t.Fatalf("a call after an unseen restart: %v %+v", err, res)
+	}
+	if n := len(h.calls); n != 1 {
+		t.Fatalf("the new companion ran %d calls, want 1", n)
+	}
+
+	cs.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("bridge: %v", err)
+	}
+}
+
+func resultText(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
 }

@@ -79,6 +79,11 @@ type Server struct {
 	epochs   map[string]uint64 // by principal, bumped on revocation; see opened
 	closed   bool
 	wg       sync.WaitGroup
+	// stopping ends when Close starts: the calls still running are cut
+	// short, so no tool holds the companion's stop.
+	stopping context.Context
+	stop     context.CancelFunc
+	calls    sync.WaitGroup // the tool calls running
 
 	hideMu sync.Mutex // serializes SetHidden
 	hidden atomic.Pointer[map[string]bool]
@@ -102,6 +107,7 @@ func New(opts Options) *Server {
 		sessions: map[*sdk.ServerSession]*live{},
 		epochs:   map[string]uint64{},
 	}
+	s.stopping, s.stop = context.WithCancel(context.Background())
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: "reins", Title: "Reins", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: "Reins drives the person's own logged-in browser. Tools act only on tabs the person shared with Reins; " +
 			"your tabs are kept in a tab group named after you. The person can pause automation at any time: tools then fail with code paused.",
@@ -200,6 +206,11 @@ func (s *Server) Close() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	// A session's close waits for its calls; a tool waiting on the page
+	// (wait_for, a dialog, a download) would hold it for its whole timeout.
+	// Their answers go out before the sessions close.
+	s.stop()
+	s.calls.Wait()
 	for ss := range s.srv.Sessions() {
 		ss.Close()
 	}

@@ -154,8 +154,22 @@ func (s *Server) callHandler(tool string) sdk.ToolHandler {
 			tr = &hub.Trace{}
 			ctx = hub.WithTrace(ctx, tr)
 		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return toMCP(tools.Failure(wire.Errorf(wire.CodeShuttingDown, "Reins is stopping; try again once it is back"))), nil
+		}
+		s.calls.Add(1)
+		s.mu.Unlock()
+		defer s.calls.Done()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(s.stopping, cancel)()
 		start := time.Now()
 		res := s.opts.Tools.Call(ctx, sess, tool, args)
+		if s.stopping.Err() != nil && ctx.Err() != nil && (res == nil || res.IsError) {
+			res = tools.Failure(wire.Errorf(wire.CodeShuttingDown, "Reins is stopping: the %s call was cut short and may not have finished", tool))
+		}
 		if res == nil {
 			res = tools.Failure(wire.Errorf(wire.CodeInternal, "tool %s returned nothing", tool))
 		}
