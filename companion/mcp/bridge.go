@@ -112,6 +112,8 @@ type bridge struct {
 	done  chan error // the first reason to end
 	wg    sync.WaitGroup
 
+	opening sync.Mutex // held while a session opens
+
 	mu     sync.Mutex
 	cur    *bridgeSession // nil while the companion is away
 	up     chan struct{}  // closed when the next session opens
@@ -172,6 +174,12 @@ func (b *bridge) fromClient() {
 		var id jsonrpc.ID
 		if call {
 			id = req.ID
+		}
+		if s == nil {
+			// The companion may be back before the next attempt: try now.
+			if b.open(true) == nil {
+				s = b.current()
+			}
 		}
 		if s == nil {
 			if call {
@@ -327,6 +335,12 @@ func (b *bridge) fromCompanion(s *bridgeSession) {
 	}
 }
 
+func (b *bridge) current() *bridgeSession {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cur
+}
+
 // settle takes a call off the pending list; false if it was not on it.
 func (b *bridge) settle(id jsonrpc.ID) bool {
 	b.mu.Lock()
@@ -398,6 +412,13 @@ func (b *bridge) reconnect() {
 // again, the session is initialised as the client initialised the first,
 // and the client is told to read the tool list again.
 func (b *bridge) open(again bool) error {
+	// One opening at a time: the background reconnect and a call that
+	// found no session may both try.
+	b.opening.Lock()
+	defer b.opening.Unlock()
+	if b.current() != nil {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
 	defer cancel()
 	if err := preflight(ctx, b.hc, b.opts.Endpoint); err != nil {
