@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/reinshq/reins/companion/admin"
 	"github.com/reinshq/reins/companion/mcp"
@@ -26,8 +27,10 @@ var ErrNotRunning = errors.New("reins is not running")
 // JSON-RPC only; diagnostics go to stderr.
 func runMCP(env Env, args []string) error {
 	var tokenName string
+	var wait time.Duration
 	common, _, err := parseCommand(env, "mcp", "", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&tokenName, "token-name", "", "read the agent token NAME from the token store (default: the REINS_TOKEN environment variable)")
+		fs.DurationVar(&wait, "wait", mcpStartWait, "how long to wait for Reins to start when it is not running yet")
 	})
 	if err != nil {
 		return err
@@ -59,12 +62,18 @@ func runMCP(env Env, args []string) error {
 		Transport: admin.Transport(common.DataDir),
 		Endpoint:  admin.URL + "/mcp",
 		Token:     token,
+		StartWait: wait,
+		OnWaiting: func() { fmt.Fprintln(env.Stderr, "reins mcp: Reins is not running yet; waiting for it to start") },
 	})
 	if errors.Is(err, admin.ErrNotRunning) {
 		return fmt.Errorf("%w with the data dir %s: start the Reins app or `reins headless`", ErrNotRunning, common.DataDir)
 	}
 	return err
 }
+
+// mcpStartWait is how long `reins mcp` waits by default for a companion
+// that is not running yet: at login the client may start before the app.
+const mcpStartWait = 30 * time.Second
 
 // agentToken reads an agent's token from the store. The Manager keeps only
 // digests, so the secret is read from the Store itself, under the account

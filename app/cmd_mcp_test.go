@@ -71,11 +71,11 @@ func TestMCPNeverSendsTheTokenToTheTCPPort(t *testing.T) {
 		}
 		var errOut strings.Builder
 		code := Main(Env{
-			Args:  []string{"reins", "mcp", "--data-dir", dir, "--port", strconv.Itoa(im.port)},
+			Args:  []string{"reins", "mcp", "--data-dir", dir, "--port", strconv.Itoa(im.port), "--wait", "300ms"},
 			Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &errOut,
 			Getenv: func(k string) string { return map[string]string{"REINS_TOKEN": "reins_secret-token-value"}[k] },
 		})
-		if code == 0 || !strings.Contains(errOut.String(), "reins is not running") {
+		if code == 0 || !strings.Contains(errOut.String(), "waiting for it to start") || !strings.Contains(errOut.String(), "reins is not running") {
 			t.Fatalf("exit %d: %s", code, errOut.String())
 		}
 	})

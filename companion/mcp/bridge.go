@@ -30,6 +30,12 @@ type BridgeOptions struct {
 	// OnStream, if set, is called once the session's event stream is open
 	// (tests wait for it before making the companion speak on its own).
 	OnStream func()
+	// StartWait is how long a bridge that finds no companion at its start
+	// waits for one: a client that starts at login may launch it before
+	// the app that starts at login is listening. Zero: no wait.
+	StartWait time.Duration
+	// OnWaiting, if set, is called when the bridge starts waiting.
+	OnWaiting func()
 }
 
 // ErrTokenRefused means the companion answered the token with 401.
@@ -54,17 +60,14 @@ func Bridge(ctx context.Context, in io.ReadCloser, out io.Writer, opts BridgeOpt
 		defer t.CloseIdleConnections()
 	}
 	hc := &http.Client{Transport: rt}
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	err := preflight(pctx, hc, opts.Endpoint)
-	cancel()
-	if err != nil {
+	if err := waitCompanion(ctx, hc, opts); err != nil {
 		return err
 	}
 	local, err := (&sdk.IOTransport{Reader: in, Writer: nopWriteCloser{out}}).Connect(ctx)
 	if err != nil {
 		return err
 	}
-	ctx, cancel = context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b := &bridge{ctx: ctx, hc: hc, rt: rt, opts: opts, local: local, pending: map[jsonrpc.ID]pendingCall{}, done: make(chan error, 1)}
 	if err := b.open(false); err != nil {
@@ -88,6 +91,33 @@ func Bridge(ctx context.Context, in io.ReadCloser, out io.Writer, opts BridgeOpt
 	local.Close()
 	b.wg.Wait()
 	return err
+}
+
+// waitCompanion checks that the companion answers and takes the token,
+// waiting up to opts.StartWait for one that does not answer yet.
+func waitCompanion(ctx context.Context, hc *http.Client, opts BridgeOptions) error {
+	deadline := time.Now().Add(opts.StartWait)
+	wait := time.Duration(0)
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := preflight(pctx, hc, opts.Endpoint)
+		cancel()
+		if err == nil || errors.Is(err, ErrTokenRefused) || ctx.Err() != nil {
+			return err
+		}
+		wait = min(max(2*wait, reconnectFirst), reconnectCap)
+		if time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		if wait == reconnectFirst && opts.OnWaiting != nil {
+			opts.OnWaiting()
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // What a client hears for a call the companion cannot answer.

@@ -356,3 +356,57 @@ func resultText(res *sdk.CallToolResult) string {
 	}
 	return b.String()
 }
+
+// A client that starts at login may launch `reins mcp` before the app that
+// starts at login listens: the bridge waits for the companion rather than
+// failing the client for the whole session.
+func TestBridgeWaitsForACompanionThatIsStarting(t *testing.T) {
+	dir := companiontest.ShortDir(t)
+	tm, err := tokens.Open(dir, tokens.KeyringFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tm.Issue("desktop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan struct{}, 1)
+	p := companiontest.NewPipes()
+	ctx, cancel := context.WithCancel(ctxT(t))
+	done := make(chan error, 1)
+	go func() {
+		err := mcp.Bridge(ctx, p.BridgeIn, p.BridgeOut, mcp.BridgeOptions{
+			Transport: admin.Transport(dir), Endpoint: admin.URL + "/mcp", Token: tok,
+			StartWait: 15 * time.Second, OnWaiting: func() { waiting <- struct{}{} },
+		})
+		p.BridgeOut.Close()
+		done <- err
+	}()
+	connected := make(chan error, 1)
+	var cs *sdk.ClientSession
+	go func() {
+		var err error
+		cs, err = sdk.NewClient(&sdk.Implementation{Name: "desktop-client", Version: "1"}, nil).Connect(ctxT(t), p.Client, nil)
+		connected <- err
+	}()
+	select {
+	case <-waiting:
+	case err := <-done:
+		t.Fatalf("the bridge ended instead of waiting: %v", err)
+	case <-ctxT(t).Done():
+		t.Fatal("the bridge never said it was waiting")
+	}
+	companiontest.Start(t, companion.Config{DataDir: dir, Version: "test", Tokens: tm, Tools: &fakeRunner{}})
+	if err := <-connected; err != nil {
+		t.Fatalf("initialize once the companion started: %v", err)
+	}
+	res, err := cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "browser_click", Arguments: map[string]any{"tabId": 1}})
+	if err != nil || res.IsError {
+		t.Fatalf("a call: %v %+v", err, res)
+	}
+	cs.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("bridge: %v", err)
+	}
+}
