@@ -126,8 +126,9 @@ const (
 	msgLost = "reins: the connection to Reins was lost while this call ran; it may or may not have finished. Try again once Reins is back"
 )
 
-// reconnectBackoff paces the bridge's attempts to reach a companion that
-// went away: the first at once, then doubling to the cap.
+// The bridge's attempts to reach a companion that went away (or has not
+// started yet) come at once, then after reconnectFirst, doubling up to
+// reconnectCap.
 const (
 	reconnectFirst = 100 * time.Millisecond
 	reconnectCap   = 2 * time.Second
