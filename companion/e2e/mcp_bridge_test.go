@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -15,8 +14,8 @@ import (
 
 // An agent whose client launched `reins mcp` (Claude Desktop, Claude
 // Code) keeps working when the companion crashes and starts again, on its
-// own tab, with no step of the client's: calls made while the companion is
-// away are refused at once, and once it is back the same client session
+// own tab, with no step of the client's: a call made while the companion
+// is down is refused at once, and once it is back the same client session
 // goes on. Before, the bridge died with the companion and the client had
 // lost Reins until the person restarted it.
 func TestReinsMCPOutlivesACompanionCrash(t *testing.T) {
@@ -34,40 +33,20 @@ func TestReinsMCPOutlivesACompanionCrash(t *testing.T) {
 		t.Fatalf("connecting through reins mcp: %v", err)
 	}
 	defer cs.Close()
-	call := func(name string, args map[string]any) (string, error) {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-		if err != nil {
-			return "", err
-		}
-		var out strings.Builder
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				out.WriteString(tc.Text)
-			}
-		}
-		if res.IsError {
-			return "", &toolError{out.String()}
-		}
-		return out.String(), nil
-	}
-	out, err := call("tabs_create_mcp", map[string]any{"url": s.Pages.URL("bridge")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := tabCreated.FindStringSubmatch(out)
+	url := s.Pages.URL("bridge")
+	out := mustTool(t, cs, "tabs_create_mcp", map[string]any{"url": url})
+	m := tabCreated.FindStringSubmatch(out.text)
 	if m == nil {
-		t.Fatalf("tabs_create_mcp answered %s", out)
+		t.Fatalf("tabs_create_mcp answered %s", out.text)
 	}
 	tab, _ := strconv.Atoi(m[1])
-	js := map[string]any{"tabId": tab, "text": "document.title"}
-	if _, err := call("javascript_tool", js); err != nil {
-		t.Fatal(err)
-	}
+	mustTool(t, cs, "javascript_tool", map[string]any{"tabId": tab, "text": "document.title"})
 
 	if err := s.Reins.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := call("javascript_tool", js); err == nil || !strings.Contains(err.Error(), "Reins is not running") {
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "javascript_tool", Arguments: map[string]any{"tabId": tab, "text": "1"}})
+	if err == nil || !strings.Contains(err.Error(), "Reins is not running") {
 		t.Fatalf("a call while the companion is down: %v", err)
 	}
 
@@ -77,45 +56,23 @@ func TestReinsMCPOutlivesACompanionCrash(t *testing.T) {
 	// The restarted companion numbers tabs anew: the agent finds its own
 	// in its context once the extension is back, as an agent does after a
 	// restart. Every call from the first on reaches the new companion.
-	url := s.Pages.URL("bridge")
 	next := harness.Backoff()
 	for tab = 0; tab == 0; {
-		out, err := call("tabs_context_mcp", nil)
-		if err != nil {
-			t.Fatalf("the agent's context after the restart: %v", err)
-		}
-		var tc struct {
-			Tabs []struct {
-				TabID    int    `json:"tabId"`
-				URL      string `json:"url"`
-				SharedBy string `json:"sharedBy"`
-			} `json:"tabs"`
-		}
-		if i := strings.LastIndex(out, "}"); i >= 0 {
-			json.Unmarshal([]byte(out[:i+1]), &tc)
-		}
-		for _, e := range tc.Tabs {
+		for id, e := range agentTabs(t, cs) {
 			if e.URL == url && e.SharedBy == "you" {
-				tab = e.TabID
+				tab = id
 			}
 		}
 		if tab == 0 {
 			select {
 			case <-ctx.Done():
-				t.Fatalf("the agent's tab never came back; its context: %s", out)
+				t.Fatal("the agent's tab never came back")
 			case <-time.After(next()):
 			}
 		}
 	}
-	got, err := call("javascript_tool", map[string]any{"tabId": tab, "text": "document.title"})
-	if err != nil {
-		t.Fatalf("the agent's call on its own tab after the restart: %v", err)
-	}
+	got := mustTool(t, cs, "javascript_tool", map[string]any{"tabId": tab, "text": "document.title"}).text
 	if want := harness.TestPageTitle("bridge"); !strings.Contains(got, want) {
 		t.Fatalf("after the restart the tab's title is %q, want %q", got, want)
 	}
 }
-
-type toolError struct{ text string }
-
-func (e *toolError) Error() string { return e.text }

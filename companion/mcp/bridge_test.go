@@ -190,6 +190,34 @@ func TestBridgeWithARefusedToken(t *testing.T) {
 	}
 }
 
+// agentDir is a data dir with a file token store holding the token of an
+// agent named desktop.
+func agentDir(t *testing.T) (dir string, tm *tokens.Manager, tok string) {
+	t.Helper()
+	dir = companiontest.ShortDir(t)
+	tm, err := tokens.Open(dir, tokens.KeyringFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok, err = tm.Issue("desktop"); err != nil {
+		t.Fatal(err)
+	}
+	return dir, tm, tok
+}
+
+// runBridge runs a bridge to dir's companion over new pipes until ctx
+// ends or the client closes its side; done gets its error.
+func runBridge(ctx context.Context, dir, tok string, opts mcp.BridgeOptions) (p *companiontest.Pipes, done chan error) {
+	p, done = companiontest.NewPipes(), make(chan error, 1)
+	opts.Transport, opts.Endpoint, opts.Token = admin.Transport(dir), admin.URL+"/mcp", tok
+	go func() {
+		err := mcp.Bridge(ctx, p.BridgeIn, p.BridgeOut, opts)
+		p.BridgeOut.Close()
+		done <- err
+	}()
+	return p, done
+}
+
 // holdRunner's hold tool runs until the companion ends it or the test
 // lets it go; its other tools answer at once.
 type holdRunner struct {
@@ -223,15 +251,7 @@ func (h *holdRunner) Call(ctx context.Context, s *tools.Session, tool string, ar
 // a restart the bridge did not see (the companion gone and back between
 // two calls) costs no call at all.
 func TestBridgeOutlivesTheCompanion(t *testing.T) {
-	dir := companiontest.ShortDir(t)
-	tm, err := tokens.Open(dir, tokens.KeyringFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tm.Issue("desktop")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, tm, tok := agentDir(t)
 	start := func() (*companion.Companion, *holdRunner) {
 		h := &holdRunner{started: make(chan struct{}, 1), release: make(chan struct{})}
 		c, _ := companiontest.Start(t, companion.Config{DataDir: dir, Version: "test", Tokens: tm, Tools: h})
@@ -247,17 +267,8 @@ func TestBridgeOutlivesTheCompanion(t *testing.T) {
 	c, hold := start()
 
 	opened := make(chan struct{}, 4)
-	p := companiontest.NewPipes()
 	ctx, cancel := context.WithCancel(ctxT(t))
-	done := make(chan error, 1)
-	go func() {
-		err := mcp.Bridge(ctx, p.BridgeIn, p.BridgeOut, mcp.BridgeOptions{
-			Transport: admin.Transport(dir), Endpoint: admin.URL + "/mcp", Token: tok,
-			OnStream: func() { opened <- struct{}{} },
-		})
-		p.BridgeOut.Close()
-		done <- err
-	}()
+	p, done := runBridge(ctx, dir, tok, mcp.BridgeOptions{OnStream: func() { opened <- struct{}{} }})
 	changed := make(chan struct{}, 4)
 	cl := sdk.NewClient(&sdk.Implementation{Name: "desktop-client", Version: "1"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
@@ -361,27 +372,10 @@ func resultText(res *sdk.CallToolResult) string {
 // starts at login listens: the bridge waits for the companion rather than
 // failing the client for the whole session.
 func TestBridgeWaitsForACompanionThatIsStarting(t *testing.T) {
-	dir := companiontest.ShortDir(t)
-	tm, err := tokens.Open(dir, tokens.KeyringFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tm.Issue("desktop")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, tm, tok := agentDir(t)
 	waiting := make(chan struct{}, 1)
-	p := companiontest.NewPipes()
 	ctx, cancel := context.WithCancel(ctxT(t))
-	done := make(chan error, 1)
-	go func() {
-		err := mcp.Bridge(ctx, p.BridgeIn, p.BridgeOut, mcp.BridgeOptions{
-			Transport: admin.Transport(dir), Endpoint: admin.URL + "/mcp", Token: tok,
-			StartWait: 15 * time.Second, OnWaiting: func() { waiting <- struct{}{} },
-		})
-		p.BridgeOut.Close()
-		done <- err
-	}()
+	p, done := runBridge(ctx, dir, tok, mcp.BridgeOptions{StartWait: 15 * time.Second, OnWaiting: func() { waiting <- struct{}{} }})
 	connected := make(chan error, 1)
 	var cs *sdk.ClientSession
 	go func() {
