@@ -14,7 +14,8 @@ const RELOADS = new Set(['Page.navigate', 'Page.reload']);
  * The coded error of a command the browser failed. A debugger that detached
  * while the command ran (the tab closing, the worker stopping), or a worker
  * the browser stopped under it ("No SW"), is not a fault of ours: the agent
- * may try again once the tab is back.
+ * may try again once the tab is back. A tab that closed under the command
+ * is gone ("No tab with given id").
  */
 function commandError(method, message) {
   if (/detached while handling command/i.test(message)) {
@@ -22,6 +23,9 @@ function commandError(method, message) {
   }
   if (/^no sw$/i.test(message)) {
     return new WireError(Codes.attachFailed, `the browser stopped the extension's worker while ${method} ran, which may not have finished; try again`);
+  }
+  if (/^no tab with given id/i.test(message)) {
+    return new WireError(Codes.noSuchTab, `the tab closed while ${method} ran`);
   }
   return new WireError(Codes.internal, message);
 }

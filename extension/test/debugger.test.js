@@ -56,7 +56,7 @@ test('a crashed renderer fails the calls waiting on its page, and every call but
   assert.equal(dbg.waiting.size, 0, 'no waiter is kept after its call ended');
 });
 
-test('a command the debugger detached from, or whose worker the browser stopped, fails with attach_failed, not as an internal fault', async () => {
+test('a command the debugger detached from, or whose worker the browser stopped, fails with attach_failed, and one whose tab closed with no_such_tab, not as an internal fault', async () => {
   const cdp = fakeCdp();
   const dbg = manager(cdp);
   const call = dbg.call(7, 'Page.enable', {});
@@ -68,6 +68,11 @@ test('a command the debugger detached from, or whose worker the browser stopped,
   await new Promise((r) => setImmediate(r));
   cdp.pending.at(-1).reject(new Error('No SW'));
   await assert.rejects(stopped, (err) => err.code === 'attach_failed' && /stopped the extension's worker while Runtime\.callFunctionOn ran/.test(err.message));
+  // The tab closing under a command (seen in the soak, preparing a tab).
+  const closed = dbg.call(7, 'Page.enable', {});
+  await new Promise((r) => setImmediate(r));
+  cdp.pending.at(-1).reject(new Error('No tab with given id 285659540.'));
+  await assert.rejects(closed, (err) => err.code === 'no_such_tab' && /closed while Page\.enable ran/.test(err.message));
   const other = dbg.call(7, 'Runtime.evaluate', { expression: '1' });
   await new Promise((r) => setImmediate(r));
   cdp.pending.at(-1).reject(new Error('{"code":-32000,"message":"Object reference chain is too long"}'));
